@@ -1,0 +1,127 @@
+import Foundation
+
+/// The durable record of a partial download, kept in `<dest>.part.state` (DESIGN.md).
+///
+/// It says which representation the partial belongs to (original URL, validator, total
+/// length), how many bytes of `<dest>.part` are durable (`offset`, bytes), and the hash state
+/// after exactly those bytes, so a resume hashes only what comes next. On disk:
+///
+/// ```text
+/// pinfetch-checkpoint 1
+/// {"algorithm":"sha256","hashState":"<base64>",...}
+/// crc32 1a2b3c4d
+/// ```
+///
+/// The CRC-32 covers the first two lines. Anything that does not decode, fails the CRC or is
+/// inconsistent makes ``init(decoding:)`` return `nil`: a corrupt checkpoint is never an error,
+/// only a partial that cannot be resumed.
+struct Checkpoint: Hashable, Sendable, Codable {
+    /// The record's format; a record of another version is ignored.
+    static let formatVersion = 1
+    private static let magic = "pinfetch-checkpoint \(Checkpoint.formatVersion)\n"
+    /// Records larger than this are not read (bytes).
+    static let maximumSize = 64 * 1024
+
+    /// The URL the user asked for (before redirects), as given.
+    var url: String
+    /// The representation's validator when the partial was written.
+    var validator: Validator
+    /// The representation's length in bytes, when the server said it.
+    var totalLength: Int64?
+    /// Durable bytes of `<dest>.part` covered by `hashState`.
+    var offset: Int64
+    /// The hash algorithm of `hashState`.
+    var algorithm: HashAlgorithm
+    /// The raw OpenSSL context after `offset` bytes.
+    var hashState: [UInt8]
+    /// `MemoryLayout<SHA256_CTX>.size` (or SHA-512's) of the writer; a different size is ignored.
+    var hashStateSize: Int
+    /// `OpenSSL_version_num()` of the writer; another version's context is not restored.
+    var libraryVersion: UInt64
+
+    /// The record's bytes, as written to disk.
+    func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a struct of strings and numbers cannot fail.
+        let json = (try? encoder.encode(self)) ?? Data()
+        var body = Array(Self.magic.utf8)
+        body += json
+        body.append(0x0A)
+        let crc = String(CRC32.checksum(body), radix: 16)
+        body += Array("crc32 \(String(repeating: "0", count: 8 - crc.count))\(crc)\n".utf8)
+        return body
+    }
+
+    /// Decodes a record; `nil` for anything but a well-formed, CRC-intact, self-consistent one.
+    init?(decoding bytes: [UInt8]) {
+        guard bytes.count <= Self.maximumSize, bytes.starts(with: Self.magic.utf8) else { return nil }
+        // The last line is the CRC; everything before it is covered by it.
+        guard bytes.last == 0x0A, let crcStart = bytes.dropLast().lastIndex(of: 0x0A).map({ $0 + 1 }) else {
+            return nil
+        }
+        let trailer = String(decoding: bytes[crcStart..<(bytes.count - 1)], as: UTF8.self)
+        guard trailer.hasPrefix("crc32 "), trailer.count == 14,
+            let stored = UInt32(trailer.dropFirst(6), radix: 16),
+            CRC32.checksum(bytes[..<crcStart]) == stored
+        else { return nil }
+        let json = Data(bytes[Self.magic.utf8.count..<crcStart])
+        guard let record = try? JSONDecoder().decode(Checkpoint.self, from: json) else { return nil }
+        guard record.offset >= 0, record.hashState.count == record.hashStateSize,
+            record.totalLength.map({ $0 >= record.offset }) ?? true
+        else { return nil }
+        self = record
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case url, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
+    }
+
+    init(
+        url: String,
+        validator: Validator,
+        totalLength: Int64?,
+        offset: Int64,
+        algorithm: HashAlgorithm,
+        hashState: [UInt8],
+        hashStateSize: Int,
+        libraryVersion: UInt64
+    ) {
+        self.url = url
+        self.validator = validator
+        self.totalLength = totalLength
+        self.offset = offset
+        self.algorithm = algorithm
+        self.hashState = hashState
+        self.hashStateSize = hashStateSize
+        self.libraryVersion = libraryVersion
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.url = try container.decode(String.self, forKey: .url)
+        self.validator = try container.decode(Validator.self, forKey: .validator)
+        self.totalLength = try container.decodeIfPresent(Int64.self, forKey: .totalLength)
+        self.offset = try container.decode(Int64.self, forKey: .offset)
+        self.algorithm = try container.decode(HashAlgorithm.self, forKey: .algorithm)
+        let state = try container.decode(String.self, forKey: .hashState)
+        guard let data = Data(base64Encoded: state) else {
+            throw DecodingError.dataCorruptedError(forKey: .hashState, in: container, debugDescription: "not base64")
+        }
+        self.hashState = [UInt8](data)
+        self.hashStateSize = try container.decode(Int.self, forKey: .hashStateSize)
+        self.libraryVersion = try container.decode(UInt64.self, forKey: .libraryVersion)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.url, forKey: .url)
+        try container.encode(self.validator, forKey: .validator)
+        try container.encodeIfPresent(self.totalLength, forKey: .totalLength)
+        try container.encode(self.offset, forKey: .offset)
+        try container.encode(self.algorithm, forKey: .algorithm)
+        try container.encode(Data(self.hashState).base64EncodedString(), forKey: .hashState)
+        try container.encode(self.hashStateSize, forKey: .hashStateSize)
+        try container.encode(self.libraryVersion, forKey: .libraryVersion)
+    }
+}

@@ -1,0 +1,185 @@
+internal import CCurl
+import Foundation
+
+/// libcurl's global state, set up once before the first handle (`curl_global_init` is not
+/// thread-safe against other libcurl calls, so it runs in a lazy global's initializer).
+private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+
+/// What one request asks of libcurl.
+struct TransferRequest {
+    enum Method { case head, get }
+    var url: String
+    var method: Method
+    /// Complete header lines, `Name: value`.
+    var headers: [String]
+    /// Seconds; `nil` keeps libcurl's default.
+    var connectTimeout: Double?
+    /// Seconds without a body byte before the transfer is abandoned (`CURLOPT_LOW_SPEED_TIME`).
+    var stallTimeout: Double?
+    /// A PEM file of extra trust anchors, or `nil`.
+    var caFile: String?
+    /// Redirects followed at most.
+    var maximumRedirects = 10
+}
+
+/// Receives what libcurl reads. Called on the thread that runs ``EasyHandle/perform(_:delegate:)``.
+class TransferDelegate {
+    /// The most recent complete response head (the final one once the body starts).
+    private(set) var head: ResponseHead?
+    private var building: ResponseHead?
+    private var headDelivered = false
+
+    /// Called once with the final response head, before any body byte (or after the
+    /// transfer when there is no body). Return `false` to abort the transfer.
+    func receive(head: ResponseHead) -> Bool { true }
+    /// Called for each piece of the body. Return `false` to abort the transfer.
+    func receive(body: UnsafeRawBufferPointer) -> Bool { true }
+    /// Called often during the transfer with body bytes received so far in this request.
+    /// Return `false` to abort (`CURLE_ABORTED_BY_CALLBACK`).
+    func progress(received: Int64) -> Bool { true }
+
+    fileprivate func headerLine(_ bytes: UnsafeRawBufferPointer) {
+        let line = String(decoding: bytes, as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            self.building = ResponseHead(statusLine: line.trimmingWhitespace())
+        } else if line.trimmingWhitespace().isEmpty {
+            if let done = self.building { self.head = done }
+            self.building = nil
+        } else {
+            self.building?.add(line: line)
+        }
+    }
+
+    fileprivate func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard self.deliverHeadIfNeeded() else { return false }
+        return self.receive(body: bytes)
+    }
+
+    /// Delivers the head once; `false` when the delegate refuses it.
+    fileprivate func deliverHeadIfNeeded() -> Bool {
+        guard !self.headDelivered else { return true }
+        self.headDelivered = true
+        guard let head = self.head else { return false }  // body before any head: refuse it
+        return self.receive(head: head)
+    }
+
+    /// `true` once ``receive(head:)`` has been called.
+    var hasDeliveredHead: Bool { self.headDelivered }
+}
+
+/// Owns one libcurl easy handle and frees it once. Not `Sendable`: libcurl forbids using a
+/// handle from two threads at once. Connections are kept in the handle between requests.
+struct EasyHandle: ~Copyable {
+    private let raw: UnsafeMutableRawPointer  // `CURL` is `typedef void`
+
+    init() throws(PinFetchError) {
+        guard curlGlobalInit == CURLE_OK else {
+            throw PinFetchError(.generic, "curl_global_init failed: \(Self.describe(curlGlobalInit))")
+        }
+        guard let raw = curl_easy_init() else { throw PinFetchError(.generic, "curl_easy_init failed") }
+        self.raw = raw
+    }
+
+    deinit { curl_easy_cleanup(self.raw) }
+
+    /// Runs `request` to completion, feeding `delegate`. Blocks the calling thread.
+    /// - Returns: the `CURLcode` of the transfer (`CURLE_OK` = 0), and libcurl's error text.
+    func perform(_ request: TransferRequest, delegate: TransferDelegate) throws(PinFetchError) -> TransferOutcome {
+        curl_easy_reset(self.raw)
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        for line in request.headers {
+            guard let appended = curl_slist_append(headerList, line) else {
+                throw PinFetchError(.generic, "curl_slist_append failed")
+            }
+            headerList = appended
+        }
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        let context = Unmanaged.passUnretained(delegate).toOpaque()
+        let raw = self.raw
+        let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errorText in
+            var setup = CURLE_OK
+            func set(_ result: CURLcode) { if setup == CURLE_OK { setup = result } }
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_URL, request.url))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorText.baseAddress))
+            set(ccurl_easy_setopt_long(raw, CURLOPT_NOSIGNAL, 1))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROTOCOLS_STR, "http,https"))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+            set(ccurl_easy_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 1))
+            set(ccurl_easy_setopt_long(raw, CURLOPT_MAXREDIRS, request.maximumRedirects))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_USERAGENT, "pinfetch/\(PinFetchVersion.current)"))
+            set(ccurl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 512 * 1024))
+            set(ccurl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headerList))
+            if request.method == .head { set(ccurl_easy_setopt_long(raw, CURLOPT_NOBODY, 1)) }
+            if let seconds = request.connectTimeout {
+                set(ccurl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, seconds * 1000))))
+            }
+            if let seconds = request.stallTimeout {
+                set(ccurl_easy_setopt_long(raw, CURLOPT_LOW_SPEED_LIMIT, 1))
+                set(ccurl_easy_setopt_long(raw, CURLOPT_LOW_SPEED_TIME, Int(max(1, seconds.rounded(.up)))))
+            }
+            if let caFile = request.caFile { set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO, caFile)) }
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context))
+            set(
+                ccurl_easy_setopt_header_function(raw) { data, size, count, context in
+                    guard let data, let context else { return 0 }
+                    let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
+                    delegate.headerLine(UnsafeRawBufferPointer(start: data, count: size * count))
+                    return size * count
+                })
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context))
+            set(
+                ccurl_easy_setopt_write_function(raw) { data, size, count, context in
+                    guard let data, let context else { return 0 }
+                    let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
+                    let ok = delegate.body(UnsafeRawBufferPointer(start: data, count: size * count))
+                    return ok ? size * count : 0  // anything else than size * count aborts
+                })
+            set(ccurl_easy_setopt_long(raw, CURLOPT_NOPROGRESS, 0))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_XFERINFODATA, context))
+            set(
+                ccurl_easy_setopt_xferinfo_function(raw) { context, _, received, _, _ in
+                    guard let context else { return 1 }
+                    let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
+                    return delegate.progress(received: Int64(received)) ? 0 : 1
+                })
+            guard setup == CURLE_OK else { return setup }
+            return curl_easy_perform(raw)
+        }
+        if code == CURLE_OK, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
+        let text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return TransferOutcome(
+            code: Int(code.rawValue),
+            message: text.isEmpty ? Self.describe(code) : text,
+            category: Self.category(of: code))
+    }
+
+    static func describe(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
+
+    private static func category(of code: CURLcode) -> TransferOutcome.Category {
+        switch code {
+        case CURLE_OK: .ok
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: .badURL
+        case CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
+            CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM,
+            CURLE_SSL_CONNECT_ERROR, CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR:
+            .network
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE:
+            .tls
+        case CURLE_TOO_MANY_REDIRECTS: .protocolViolation
+        case CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK: .aborted
+        default: .other
+        }
+    }
+}
+
+/// How one libcurl transfer ended.
+struct TransferOutcome {
+    enum Category { case ok, badURL, network, tls, protocolViolation, aborted, other }
+    /// The `CURLcode`.
+    var code: Int
+    /// libcurl's error text (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
+    var message: String
+    var category: Category
+}

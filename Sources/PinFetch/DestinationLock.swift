@@ -1,0 +1,54 @@
+@preconcurrency import Glibc
+import Foundation
+
+/// The advisory lock on `<dest>.part.lock` that keeps one process per destination (DESIGN.md).
+///
+/// Uses `flock(2)`. The lock file is removed while still held when the fetch ends, so a
+/// failed fetch leaves nothing behind; a waiter that then wins the lock on the removed file
+/// notices that the path no longer names its file (inode check) and starts over, so two
+/// processes never both believe they hold the lock.
+final class DestinationLock {
+    let path: String
+    private var descriptor: Int32
+
+    /// Takes the lock, waiting up to `timeout` seconds (`nil` waits forever).
+    /// - Throws: ``PinFetchError/Code/destinationLocked`` when the time runs out;
+    ///   ``PinFetchError/Code/fileIO`` when the lock file cannot be created.
+    init(path: String, timeout: Double?, isCancelled: () -> Bool = { false }) throws(PinFetchError) {
+        self.path = path
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
+        while true {
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw FileSystem.error("cannot create lock file", path) }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                guard code == EWOULDBLOCK || code == EINTR else {
+                    close(fd)
+                    throw FileSystem.error("cannot lock", path, errno: code)
+                }
+                if let deadline, Date() >= deadline || isCancelled() {
+                    close(fd)
+                    throw PinFetchError(.destinationLocked, "\(path) is held by another process")
+                }
+                usleep(50_000)
+            }
+            var held = stat()
+            var named = stat()
+            if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev {
+                self.descriptor = fd
+                return
+            }
+            close(fd)  // the holder before us removed this file: lock the new one
+        }
+    }
+
+    /// Removes the lock file and releases the lock. Idempotent.
+    func release() {
+        guard self.descriptor >= 0 else { return }
+        unlink(self.path)
+        close(self.descriptor)
+        self.descriptor = -1
+    }
+
+    deinit { self.release() }
+}

@@ -1,0 +1,592 @@
+@preconcurrency import Glibc
+import Foundation
+
+/// One fetch of one URL to one destination, on one thread: the resume decision, the GET
+/// attempts with retries, checkpoints, and the verified commit (DESIGN.md).
+///
+/// Invariants: `offset` bytes of `<dest>.part` are covered by `digest`; a checkpoint on disk
+/// never describes more bytes than were `fsync`ed; nothing reaches `destination` unverified.
+final class FetchRun {
+    let url: String
+    let destination: String
+    let pin: Pin?
+    let options: FetchOptions
+    let control: TransferControl
+    let algorithm: HashAlgorithm
+    let partialPath: String
+    let checkpointPath: String
+    let lockPath: String
+    private let easy: EasyHandle
+    private let started = Date()
+
+    private(set) var digest: RunningDigest
+    private var partial: PartialFile?
+    /// Bytes of `.part` covered by `digest`.
+    private(set) var offset: Int64 = 0
+    /// The validator of the representation the partial holds.
+    private(set) var validator: Validator?
+    /// The representation's length in bytes, when known.
+    private(set) var totalLength: Int64?
+    /// `true` when the partial can be resumed: strong validator, no content coding.
+    private(set) var resumable = false
+    /// `true` when the partial's bytes came from more than one response.
+    private var spliced = false
+    private var lastCheckpointOffset: Int64 = 0
+    private var lastCheckpointTime = Date()
+    private var lastProgressTime = Date.distantPast
+
+    private var resumedFrom: Int64 = 0
+    private(set) var downloadedBytes: Int64 = 0
+    private var rehashedBytes: Int64 = 0
+    private(set) var restarts = 0
+    private var attempts = 0
+
+    /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
+    private var maximumRestarts: Int { self.options.retries + 2 }
+
+    init(
+        url: String,
+        destination: String,
+        pin: Pin?,
+        options: FetchOptions,
+        control: TransferControl
+    ) throws(PinFetchError) {
+        self.url = url
+        self.destination = destination
+        self.pin = pin
+        self.options = options
+        self.control = control
+        self.algorithm = pin?.algorithm ?? .sha256
+        self.partialPath = destination + ".part"
+        self.checkpointPath = destination + ".part.state"
+        self.lockPath = destination + ".part.lock"
+        self.digest = RunningDigest(algorithm: self.algorithm)
+        self.easy = try EasyHandle()
+    }
+
+    /// Runs the fetch to its end; never throws: a failure is in the result.
+    func execute() -> FetchResult {
+        var result = FetchResult.failed(url: self.url, path: self.destination, algorithm: self.algorithm, error: nil)
+        do throws(PinFetchError) {
+            let digest = try self.fetch()
+            result.digest = Pin.hex(digest)
+            result.status = self.resumedFrom > 0 ? .resumed : .downloaded
+        } catch {
+            result.error = error
+        }
+        result.bytes = self.offset
+        result.resumedFrom = result.error == nil ? self.resumedFrom : 0
+        result.downloadedBytes = self.downloadedBytes
+        result.rehashedBytes = self.rehashedBytes
+        result.restarts = self.restarts
+        result.attempts = self.attempts
+        result.elapsedSeconds = Date().timeIntervalSince(self.started)
+        return result
+    }
+
+    // MARK: - The fetch
+
+    private func fetch() throws(PinFetchError) -> [UInt8] {
+        try validateURL(self.url)
+        let lock = try DestinationLock(path: self.lockPath, timeout: self.options.lockTimeout) { [control] in
+            control.isCancelled
+        }
+        defer { lock.release() }
+
+        let probe = self.probe()
+        var decision = ResumeDecision.startOver(.noCheckpoint)
+        var checkpoint = FileSystem.readSmallFile(self.checkpointPath, limit: Checkpoint.maximumSize)
+            .flatMap { Checkpoint(decoding: $0) }
+        var restored: RunningDigest?
+        if let record = checkpoint, record.algorithm == self.algorithm,
+            record.hashStateSize == RunningDigest.stateSize(of: self.algorithm),
+            record.libraryVersion == RunningDigest.libraryVersion
+        {
+            restored = RunningDigest(algorithm: self.algorithm, restoring: record.hashState, offset: record.offset)
+            if restored == nil { checkpoint = nil }  // inconsistent: never trusted
+        }
+        decision = ResumeDecision.decide(
+            checkpoint: checkpoint, partialSize: FileSystem.size(of: self.partialPath), url: self.url,
+            algorithm: self.algorithm, probe: probe)
+        switch decision {
+        case .startOver:
+            try self.discardPartial()
+            try self.download()
+        case .resume:
+            try self.restore(checkpoint!, digest: restored)
+            try self.download()
+        case .finalize:
+            try self.restore(checkpoint!, digest: restored)
+        }
+
+        var startedOverAfterMismatch = false
+        while true {
+            let digest = self.digest.finalize()
+            guard let pin = self.pin, pin.digest != digest else {
+                try self.commit()
+                return digest
+            }
+            // A spliced partial that mismatches may hold bytes of two representations: one
+            // clean download from byte 0 decides (DESIGN.md, "Finalize").
+            if self.spliced, !startedOverAfterMismatch {
+                startedOverAfterMismatch = true
+                try self.startOver()
+                try self.download()
+                continue
+            }
+            try self.discardPartial()
+            throw PinFetchError(
+                .digestMismatch,
+                "checksum mismatch for \(self.destination): expected \(pin), got \(pin.algorithm.rawValue):\(Pin.hex(digest))"
+            )
+        }
+    }
+
+    /// HEAD the URL (advisory): `nil` unless a `2xx` without a content coding came back.
+    private func probe() -> Probe? {
+        let request = self.request(method: .head, headers: ["Accept-Encoding: identity"] + self.options.headers)
+        let delegate = TransferDelegate()
+        guard let outcome = try? self.easy.perform(request, delegate: delegate), outcome.category == .ok,
+            let head = delegate.head, (200..<300).contains(head.status), !head.hasContentCoding
+        else { return nil }
+        return Probe(length: head.contentLength, validator: head.validator)
+    }
+
+    /// Takes over a partial at `checkpoint.offset`: the checkpoint's hash state when it could
+    /// be restored, else the partial's first `offset` bytes hashed again from disk.
+    private func restore(_ checkpoint: Checkpoint, digest restored: RunningDigest?) throws(PinFetchError) {
+        let partial = try PartialFile(path: self.partialPath)
+        try partial.truncate(to: checkpoint.offset)  // bytes past it were never covered durably
+        self.partial = partial
+        if let restored {
+            self.digest = restored
+        } else {
+            try self.rehash(partial, upTo: checkpoint.offset)
+        }
+        self.offset = checkpoint.offset
+        self.validator = checkpoint.validator
+        self.totalLength = checkpoint.totalLength
+        self.resumable = true
+        self.spliced = true
+        self.resumedFrom = checkpoint.offset
+        self.lastCheckpointOffset = checkpoint.offset
+    }
+
+    private func rehash(_ partial: PartialFile, upTo end: Int64) throws(PinFetchError) {
+        self.digest = RunningDigest(algorithm: self.algorithm)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var position: Int64 = 0
+        while position < end {
+            let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))])
+            let count = try partial.read(into: slice, at: position)
+            guard count > 0 else { throw PinFetchError(.fileIO, "\(self.partialPath) ended at byte \(position)") }
+            self.digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
+            position += Int64(count)
+        }
+        self.rehashedBytes += end
+    }
+
+    // MARK: - Attempts and retries
+
+    private enum AttemptResult {
+        case complete
+        case moreToFetch
+        case finalize
+        case startOver(String)
+        case failed(PinFetchError, retryable: Bool, retryAfter: Double?)
+    }
+
+    /// GETs until the partial holds the whole representation, with retries and back-off.
+    private func download() throws(PinFetchError) {
+        var retriesUsed = 0
+        var backoffStep = 0
+        while true {
+            if self.control.isCancelled { try self.stopForCancellation() }
+            self.attempts += 1
+            let before = self.offset
+            switch try self.attempt() {
+            case .complete, .finalize:
+                return
+            case .moreToFetch:
+                continue
+            case .startOver(let reason):
+                guard self.restarts < self.maximumRestarts else {
+                    try self.discardPartial()
+                    throw PinFetchError(.protocolViolation, "gave up after \(self.restarts) restarts: \(reason)")
+                }
+                try self.startOver()
+            case .failed(let error, let retryable, let retryAfter):
+                if self.offset > before { backoffStep = 0 }  // progress: back off from the start again
+                if error.code == .cancelled { try self.stopForCancellation() }
+                guard retryable, retriesUsed < self.options.retries else {
+                    try self.keepForLaterRun(after: error)
+                    throw error
+                }
+                retriesUsed += 1
+                if self.resumable {
+                    try self.saveCheckpoint()
+                } else if self.offset > 0 {
+                    try self.startOver()  // nothing ties these bytes to the next answer
+                }
+                self.sleep(seconds: self.retryDelay(step: backoffStep, retryAfter: retryAfter))
+                backoffStep += 1
+            }
+        }
+    }
+
+    private func attempt() throws(PinFetchError) -> AttemptResult {
+        var headers = ["Accept-Encoding: identity"]
+        let requestedOffset = self.offset
+        if requestedOffset > 0 {
+            guard self.resumable, let ifRange = self.validator?.ifRangeValue else {
+                return .startOver("no strong validator to resume with")
+            }
+            headers += ["Range: bytes=\(requestedOffset)-", "If-Range: \(ifRange)"]
+        }
+        headers += self.options.headers
+        let delegate = AttemptDelegate(run: self, requestedOffset: requestedOffset)
+        let outcome = try self.easy.perform(self.request(method: .get, headers: headers), delegate: delegate)
+        if let failure = delegate.localFailure { throw failure }
+        switch delegate.plan {
+        case .write(let expectedEnd):
+            guard outcome.category == .ok else { return self.failure(from: outcome) }
+            if let end = expectedEnd, self.offset < end {
+                return .failed(
+                    PinFetchError(.network, "\(self.url): body ended at byte \(self.offset) of \(end)"),
+                    retryable: true, retryAfter: nil)
+            }
+            if let total = self.totalLength, self.offset < total {
+                // A 206 that covered less than asked: ask for the rest if it brought anything.
+                guard self.offset > requestedOffset else {
+                    return .failed(
+                        PinFetchError(.protocolViolation, "\(self.url): empty range answer at byte \(self.offset)"),
+                        retryable: true, retryAfter: nil)
+                }
+                return .moreToFetch
+            }
+            return .complete
+        case .startOver(let reason):
+            return .startOver(reason)
+        case .finalize:
+            return .finalize
+        case .fail(let error, let retryable, let retryAfter):
+            return .failed(error, retryable: retryable, retryAfter: retryAfter)
+        case .none:
+            guard outcome.category == .ok else { return self.failure(from: outcome) }
+            return .failed(PinFetchError(.protocolViolation, "\(self.url): no usable answer"), retryable: true, retryAfter: nil)
+        }
+    }
+
+    private func failure(from outcome: TransferOutcome) -> AttemptResult {
+        let message = "\(self.url): \(outcome.message) (at byte \(self.offset))"
+        switch outcome.category {
+        case .ok, .other:
+            return .failed(PinFetchError(.generic, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+        case .network:
+            return .failed(PinFetchError(.network, message, underlying: outcome.code), retryable: true, retryAfter: nil)
+        case .tls:
+            return .failed(
+                PinFetchError(.tlsVerification, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+        case .badURL:
+            return .failed(PinFetchError(.usage, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+        case .protocolViolation:
+            return .failed(
+                PinFetchError(.protocolViolation, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+        case .aborted:
+            if self.control.isCancelled {
+                return .failed(PinFetchError(.cancelled, "\(self.url): cancelled at byte \(self.offset)"), retryable: false, retryAfter: nil)
+            }
+            return .failed(PinFetchError(.generic, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+        }
+    }
+
+    private func request(method: TransferRequest.Method, headers: [String]) -> TransferRequest {
+        TransferRequest(
+            url: self.url, method: method, headers: headers, connectTimeout: self.options.connectTimeout,
+            stallTimeout: self.options.stallTimeout, caFile: self.options.caFile)
+    }
+
+    /// Exponential back-off with jitter: `retryDelay * 2^step`, drawn in its upper half, and at
+    /// least what `Retry-After` asked for; never more than `maximumRetryDelay` seconds.
+    private func retryDelay(step: Int, retryAfter: Double?) -> Double {
+        let exponential = min(self.options.maximumRetryDelay, self.options.retryDelay * pow(2, Double(min(step, 30))))
+        let jittered = exponential > 0 ? Double.random(in: (exponential / 2)...exponential) : 0
+        return min(self.options.maximumRetryDelay, max(jittered, retryAfter ?? 0))
+    }
+
+    private func sleep(seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !self.control.isCancelled, Date() < deadline {
+            usleep(UInt32(min(50_000, max(0, deadline.timeIntervalSinceNow) * 1_000_000)))
+        }
+    }
+
+    // MARK: - The partial, checkpoints and the commit
+
+    /// Called by the attempt for a `200`: this answer is the whole representation.
+    fileprivate func beginRepresentation(from head: ResponseHead) throws(PinFetchError) {
+        if self.offset > 0 || self.partial == nil { try self.resetPartial() }
+        self.validator = head.validator
+        self.totalLength = head.hasContentCoding ? nil : head.contentLength
+        self.resumable = !head.hasContentCoding && head.validator.ifRangeValue != nil
+    }
+
+    /// Called by the attempt for an accepted `206`.
+    fileprivate func continueRepresentation(totalLength: Int64?) throws(PinFetchError) {
+        if self.partial == nil { self.partial = try PartialFile(path: self.partialPath) }
+        if let totalLength { self.totalLength = totalLength }
+        self.spliced = true
+    }
+
+    /// Appends body bytes at `offset`, hashes them, and takes a checkpoint when one is due.
+    fileprivate func append(_ bytes: UnsafeRawBufferPointer) throws(PinFetchError) {
+        guard let partial = self.partial else { throw PinFetchError(.generic, "internal: body before head") }
+        try partial.write(bytes, at: self.offset)
+        self.digest.update(bytes)
+        self.offset += Int64(bytes.count)
+        self.downloadedBytes += Int64(bytes.count)
+        if self.resumable, self.offset - self.lastCheckpointOffset >= self.options.checkpointInterval
+            || Date().timeIntervalSince(self.lastCheckpointTime) >= self.options.checkpointPeriod
+        {
+            try self.saveCheckpoint()
+        }
+    }
+
+    /// Reports progress and answers whether to go on.
+    fileprivate func progress() -> Bool {
+        guard !self.control.isCancelled else { return false }
+        if let report = self.options.progress {
+            let now = Date()
+            if now.timeIntervalSince(self.lastProgressTime) >= 0.2 {
+                self.lastProgressTime = now
+                report(
+                    FetchProgress(
+                        completedBytes: self.offset, totalBytes: self.totalLength, receivedBytes: self.downloadedBytes))
+            }
+        }
+        return true
+    }
+
+    /// Write order (DESIGN.md): data `fsync` → checkpoint to a temporary file → `fsync` → `rename`.
+    private func saveCheckpoint() throws(PinFetchError) {
+        guard self.resumable, self.offset > 0, let validator = self.validator, let partial = self.partial else { return }
+        try partial.synchronize()
+        let checkpoint = Checkpoint(
+            url: self.url, validator: validator, totalLength: self.totalLength, offset: self.offset,
+            algorithm: self.algorithm, hashState: self.digest.serializedState(),
+            hashStateSize: RunningDigest.stateSize(of: self.algorithm), libraryVersion: RunningDigest.libraryVersion)
+        try FileSystem.replaceAtomically(self.checkpointPath, with: checkpoint.encoded())
+        self.lastCheckpointOffset = self.offset
+        self.lastCheckpointTime = Date()
+    }
+
+    /// Empties the partial (keeping the file open) and forgets its representation.
+    private func resetPartial() throws(PinFetchError) {
+        try FileSystem.remove(self.checkpointPath)  // first: a checkpoint never outlives its bytes
+        if let partial = self.partial {
+            try partial.truncate(to: 0)
+        } else {
+            self.partial = try PartialFile(path: self.partialPath)
+            try self.partial!.truncate(to: 0)
+        }
+        self.digest.reset()
+        self.offset = 0
+        self.validator = nil
+        self.totalLength = nil
+        self.resumable = false
+        self.spliced = false
+        self.resumedFrom = 0
+        self.lastCheckpointOffset = 0
+    }
+
+    /// Starts the download over from byte 0 (counted in `restarts`).
+    private func startOver() throws(PinFetchError) {
+        self.restarts += 1
+        try self.resetPartial()
+    }
+
+    /// Removes `.part` and its checkpoint.
+    private func discardPartial() throws(PinFetchError) {
+        try FileSystem.remove(self.checkpointPath)
+        try FileSystem.remove(self.partialPath)
+        self.partial = nil
+        self.digest.reset()
+        self.offset = 0
+        self.spliced = false
+        self.resumedFrom = 0
+    }
+
+    /// After a final failure: keep a resumable partial behind a durable checkpoint (cut back to
+    /// the last durable one when the disk failed), and remove one that no later run could trust.
+    private func keepForLaterRun(after error: PinFetchError) throws(PinFetchError) {
+        guard self.resumable, self.offset > 0 else {
+            if self.partial != nil || self.offset > 0 { try self.discardPartial() }
+            return
+        }
+        if error.code == .fileIO {
+            if self.lastCheckpointOffset > 0 {
+                try? self.partial?.truncate(to: self.lastCheckpointOffset)
+            } else {
+                try? self.discardPartial()
+            }
+            return
+        }
+        try self.saveCheckpoint()
+    }
+
+    private func stopForCancellation() throws(PinFetchError) -> Never {
+        let error = PinFetchError(.cancelled, "\(self.url): cancelled at byte \(self.offset)")
+        try self.keepForLaterRun(after: error)
+        throw error
+    }
+
+    /// `fsync` → `rename(.part, destination)` → `fsync` the directory → remove the checkpoint.
+    private func commit() throws(PinFetchError) {
+        if self.partial == nil { self.partial = try PartialFile(path: self.partialPath) }  // a zero-byte body
+        try self.partial!.synchronize()
+        try FileSystem.renameDurably(self.partialPath, to: self.destination)
+        self.partial = nil
+        try FileSystem.remove(self.checkpointPath)
+    }
+}
+
+/// Reads one GET answer for a ``FetchRun``: decides from the head whether the body may be
+/// written (DESIGN.md, "Answer to the ranged GET"), then streams it into the partial.
+private final class AttemptDelegate: TransferDelegate {
+    enum Plan {
+        case none
+        /// Write the body; the partial must reach `expectedEnd` bytes (when known).
+        case write(expectedEnd: Int64?)
+        case startOver(String)
+        case finalize
+        case fail(PinFetchError, retryable: Bool, retryAfter: Double?)
+    }
+
+    unowned let run: FetchRun
+    let requestedOffset: Int64
+    private(set) var plan = Plan.none
+    /// A local failure (disk) that must end the run, not be retried.
+    private(set) var localFailure: PinFetchError?
+    /// Leading body bytes to drop: a `206` that started before the offset.
+    private var skip: Int64 = 0
+    private var expectedEnd: Int64?
+
+    init(run: FetchRun, requestedOffset: Int64) {
+        self.run = run
+        self.requestedOffset = requestedOffset
+    }
+
+    override func receive(head: ResponseHead) -> Bool {
+        self.plan = self.decide(head)
+        guard case .write(let end) = self.plan else { return false }
+        self.expectedEnd = end
+        return true
+    }
+
+    private func decide(_ head: ResponseHead) -> Plan {
+        let url = self.run.url
+        switch head.status {
+        case 200:
+            do throws(PinFetchError) {
+                try self.run.beginRepresentation(from: head)
+            } catch {
+                self.localFailure = error
+                return .none
+            }
+            return .write(expectedEnd: head.hasContentCoding ? nil : head.contentLength)
+        case 206:
+            return self.decidePartialContent(head)
+        case 416:
+            guard self.requestedOffset > 0 else {
+                return .fail(PinFetchError(.protocolViolation, "\(url): 416 to a request without Range"), retryable: false, retryAfter: nil)
+            }
+            let total = head.contentRange?.completeLength
+            if self.run.validator.map({ $0.matches(head.validator) == false }) ?? false {
+                return .startOver("416 for a changed representation")
+            }
+            guard total == self.requestedOffset, self.run.totalLength.map({ $0 == total }) ?? true else {
+                return .startOver("416: the partial (\(self.requestedOffset) bytes) does not match the remote length")
+            }
+            return .finalize
+        case 401, 407:
+            return .fail(
+                PinFetchError(.authentication, "\(url): HTTP \(head.status) (authentication required)", underlying: head.status),
+                retryable: false, retryAfter: nil)
+        case 408, 429, 500...599:
+            return .fail(
+                PinFetchError(.serverResponse, "\(url): HTTP \(head.status)", underlying: head.status),
+                retryable: true, retryAfter: head.value("retry-after").flatMap { RetryAfter.seconds($0, date: head.value("date")) })
+        case 400...499:
+            return .fail(
+                PinFetchError(.serverResponse, "\(url): HTTP \(head.status)", underlying: head.status),
+                retryable: false, retryAfter: nil)
+        default:
+            return .fail(
+                PinFetchError(.protocolViolation, "\(url): unexpected HTTP \(head.status)", underlying: head.status),
+                retryable: false, retryAfter: nil)
+        }
+    }
+
+    /// A `206` is appended only when it is one range of the same representation, in the
+    /// identity coding, that starts at or before the offset and reaches past it.
+    private func decidePartialContent(_ head: ResponseHead) -> Plan {
+        let offset = self.requestedOffset
+        guard offset > 0 else {
+            return .fail(PinFetchError(.protocolViolation, "\(self.run.url): 206 to a request without Range"), retryable: false, retryAfter: nil)
+        }
+        if head.isMultipartByteRanges { return .startOver("206 with a multipart/byteranges body") }
+        if head.hasContentCoding { return .startOver("206 with a Content-Encoding") }
+        guard let range = head.contentRange, let first = range.first, let last = range.last else {
+            return .startOver("206 without a usable Content-Range")
+        }
+        if let known = self.run.totalLength, let total = range.completeLength, known != total {
+            return .startOver("206 for a representation of another length")
+        }
+        let answered = head.validator
+        if answered.entityTag != nil || answered.lastModified != nil,
+            self.run.validator.map({ $0.matches(answered) == false }) ?? true
+        {
+            return .startOver("206 for another representation (validator changed)")
+        }
+        guard first <= offset, last >= offset else {
+            return .startOver("206 range \(first)-\(last) does not continue at byte \(offset)")
+        }
+        if let length = head.contentLength, length != last - first + 1 {
+            return .startOver("206 whose Content-Length disagrees with its Content-Range")
+        }
+        do throws(PinFetchError) {
+            try self.run.continueRepresentation(totalLength: range.completeLength)
+        } catch {
+            self.localFailure = error
+            return .none
+        }
+        self.skip = offset - first
+        return .write(expectedEnd: last + 1)
+    }
+
+    override func receive(body: UnsafeRawBufferPointer) -> Bool {
+        var bytes = body
+        if self.skip > 0 {
+            let dropped = Int(min(self.skip, Int64(bytes.count)))
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[dropped...])
+            self.skip -= Int64(dropped)
+            if bytes.isEmpty { return true }
+        }
+        if let end = self.expectedEnd, self.run.offset + Int64(bytes.count) > end {
+            self.plan = .fail(
+                PinFetchError(.protocolViolation, "\(self.run.url): more body bytes than announced"),
+                retryable: true, retryAfter: nil)
+            return false
+        }
+        do throws(PinFetchError) {
+            try self.run.append(bytes)
+        } catch {
+            self.localFailure = error
+            return false
+        }
+        return true
+    }
+
+    override func progress(received: Int64) -> Bool { self.run.progress() }
+}

@@ -1,0 +1,150 @@
+@preconcurrency import Glibc
+
+/// The unverified bytes of a download, `<dest>.part`, opened for reading and writing.
+///
+/// Writes go to explicit offsets (`pwrite`), so the file position never matters. Every
+/// failing call throws ``PinFetchError/Code/fileIO`` with `strerror` and the path. Owns its
+/// file descriptor and closes it once.
+final class PartialFile {
+    let path: String
+    private let descriptor: Int32
+
+    /// Opens `path`, creating it (mode 0644) when absent.
+    init(path: String) throws(PinFetchError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileSystem.error("cannot open", path) }
+        self.path = path
+        self.descriptor = fd
+    }
+
+    deinit { close(self.descriptor) }
+
+    /// The file's size in bytes.
+    func size() throws(PinFetchError) -> Int64 {
+        var info = stat()
+        guard fstat(self.descriptor, &info) == 0 else { throw FileSystem.error("cannot stat", self.path) }
+        return Int64(info.st_size)
+    }
+
+    /// Cuts the file to `length` bytes (bytes past a checkpoint were never covered by a durable hash).
+    func truncate(to length: Int64) throws(PinFetchError) {
+        guard ftruncate(self.descriptor, off_t(length)) == 0 else { throw FileSystem.error("cannot truncate", self.path) }
+    }
+
+    /// Writes all of `bytes` at `offset`, retrying short writes and `EINTR`.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(PinFetchError) {
+        guard var base = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        var position = off_t(offset)
+        while remaining > 0 {
+            let written = pwrite(self.descriptor, base, remaining, position)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw FileSystem.error("cannot write", self.path)
+            }
+            base += written
+            remaining -= written
+            position += off_t(written)
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many (0 at end of file).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(PinFetchError) -> Int {
+        while true {
+            let count = pread(self.descriptor, buffer.baseAddress, buffer.count, off_t(offset))
+            if count >= 0 { return count }
+            if errno != EINTR { throw FileSystem.error("cannot read", self.path) }
+        }
+    }
+
+    /// Makes the written bytes durable (`fsync`).
+    func synchronize() throws(PinFetchError) {
+        guard fsync(self.descriptor) == 0 else { throw FileSystem.error("cannot fsync", self.path) }
+    }
+}
+
+/// Small file-system steps of the commit protocol, each throwing ``PinFetchError/Code/fileIO``.
+enum FileSystem {
+    static func error(_ what: String, _ path: String, errno code: Int32 = errno) -> PinFetchError {
+        PinFetchError(.fileIO, "\(what) \(path): \(String(cString: strerror(code)))", underlying: Int(code))
+    }
+
+    /// `true` when something exists at `path` (not following a final symbolic link).
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Size in bytes of the file at `path`, or `nil` when there is none.
+    static func size(of path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Removes `path`; a missing file is fine.
+    static func remove(_ path: String) throws(PinFetchError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw Self.error("cannot remove", path) }
+    }
+
+    /// Reads a whole small file, at most `limit` bytes; `nil` when absent, unreadable or larger.
+    static func readSmallFile(_ path: String, limit: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var total = 0
+        while total <= limit {
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, limit + 1 - total) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            total += count
+        }
+        guard total <= limit else { return nil }
+        return Array(bytes[..<total])
+    }
+
+    /// Writes `bytes` to `path` durably and atomically: temporary file → `fsync` → `rename`.
+    static func replaceAtomically(_ path: String, with bytes: [UInt8]) throws(PinFetchError) {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.error("cannot create", temporary) }
+        var failure: PinFetchError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else {
+                    failure = Self.error("cannot write", temporary)
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = Self.error("cannot fsync", temporary) }
+        close(fd)
+        if failure == nil, rename(temporary, path) != 0 { failure = Self.error("cannot rename onto", path) }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+    }
+
+    /// `rename(from, to)` then `fsync` of the directory holding `to`, so the new name is durable.
+    static func renameDurably(_ from: String, to: String) throws(PinFetchError) {
+        guard rename(from, to) == 0 else { throw Self.error("cannot rename \(from) onto", to) }
+        let directory = Self.directory(of: to)
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Self.error("cannot open directory", directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Self.error("cannot fsync directory", directory) }
+    }
+
+    /// The directory part of `path` (`.` for a bare name).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

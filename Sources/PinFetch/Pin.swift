@@ -1,0 +1,152 @@
+import Foundation
+
+/// A hash algorithm that pinfetch can pin and checkpoint.
+public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
+    case sha256
+    case sha512
+
+    /// The digest length in bytes: 32 for SHA-256, 64 for SHA-512.
+    public var digestLength: Int {
+        switch self {
+        case .sha256: 32
+        case .sha512: 64
+        }
+    }
+}
+
+/// The digest the user expects the downloaded bytes to have.
+///
+/// Accepted spellings (DESIGN.md, `--sha256` and `--checksum`): 64 hex digits (SHA-256) or
+/// 128 (SHA-512), any case; `sha256:HEX`, `sha512:HEX`; and Subresource Integrity metadata
+/// (`sha256-BASE64`, `sha512-BASE64`, W3C SRI §3.5), where of several space-separated tokens the
+/// strongest supported one counts. Hex is case-insensitive, base64 is not.
+public struct Pin: Sendable, Hashable, CustomStringConvertible {
+    /// The algorithm the digest was made with.
+    public var algorithm: HashAlgorithm
+    /// The raw digest: ``HashAlgorithm/digestLength`` bytes.
+    public var digest: [UInt8]
+
+    /// Creates a pin from raw digest bytes.
+    /// - Throws: ``PinFetchError/Code/usage`` when `digest` is not `algorithm.digestLength` bytes.
+    public init(algorithm: HashAlgorithm, digest: [UInt8]) throws(PinFetchError) {
+        guard digest.count == algorithm.digestLength else {
+            throw PinFetchError(.usage, "a \(algorithm.rawValue) digest has \(algorithm.digestLength) bytes, not \(digest.count)")
+        }
+        self.algorithm = algorithm
+        self.digest = digest
+    }
+
+    /// Parses the argument of `--sha256`: exactly 64 hex digits, any case.
+    /// - Throws: ``PinFetchError/Code/usage`` with the reason when `hex` is not that.
+    public init(sha256Hex hex: String) throws(PinFetchError) {
+        try self.init(algorithm: .sha256, hex: hex)
+    }
+
+    /// Parses a `--checksum` spec: `sha256:HEX`, `sha512:HEX`, bare hex of 64 or 128 digits,
+    /// or SRI tokens (`sha256-BASE64`, `sha512-BASE64`, several separated by spaces).
+    /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong, for a malformed spec or
+    ///   one with only unsupported algorithms (e.g. `md5:`, `sha384-`).
+    public init(parsing spec: String) throws(PinFetchError) {
+        let trimmed = spec.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw PinFetchError(.usage, "empty checksum") }
+        if let colon = trimmed.firstIndex(of: ":") {
+            let name = trimmed[..<colon].lowercased()
+            let value = String(trimmed[trimmed.index(after: colon)...])
+            guard let algorithm = HashAlgorithm(label: name) else {
+                throw PinFetchError(.usage, "unsupported checksum algorithm '\(name)' (use sha256 or sha512)")
+            }
+            try self.init(algorithm: algorithm, hex: value)
+        } else if trimmed.allSatisfy(\.isHexDigit) {
+            switch trimmed.count {
+            case 64: try self.init(algorithm: .sha256, hex: trimmed)
+            case 128: try self.init(algorithm: .sha512, hex: trimmed)
+            default:
+                throw PinFetchError(.usage, "a hex checksum has 64 (sha256) or 128 (sha512) digits, not \(trimmed.count)")
+            }
+        } else {
+            self = try Self.strongestIntegrityToken(in: trimmed)
+        }
+    }
+
+    private init(algorithm: HashAlgorithm, hex: String) throws(PinFetchError) {
+        let expected = algorithm.digestLength * 2
+        guard hex.count == expected, let bytes = Self.bytes(fromHex: hex) else {
+            throw PinFetchError(.usage, "a \(algorithm.rawValue) checksum is \(expected) hex digits")
+        }
+        try self.init(algorithm: algorithm, digest: bytes)
+    }
+
+    /// Picks the strongest supported token of SRI metadata; tokens of unknown algorithms are
+    /// skipped, as SRI §3.3.3 says, but a malformed token of a supported one is an error.
+    private static func strongestIntegrityToken(in metadata: String) throws(PinFetchError) -> Pin {
+        var best: Pin?
+        for token in metadata.split(whereSeparator: \.isWhitespace) {
+            guard let dash = token.firstIndex(of: "-") else {
+                throw PinFetchError(.usage, "malformed checksum '\(token.prefix(80))'")
+            }
+            guard let algorithm = HashAlgorithm(label: token[..<dash].lowercased()) else { continue }
+            var value = token[token.index(after: dash)...]
+            if let option = value.firstIndex(of: "?") { value = value[..<option] }  // SRI options
+            guard let data = Data(base64Encoded: String(value)), data.count == algorithm.digestLength else {
+                throw PinFetchError(.usage, "malformed \(algorithm.rawValue) SRI digest '\(token.prefix(100))'")
+            }
+            let pin = try Pin(algorithm: algorithm, digest: [UInt8](data))
+            if best == nil || pin.algorithm.digestLength > best!.algorithm.digestLength { best = pin }
+        }
+        guard let best else {
+            throw PinFetchError(.usage, "no supported algorithm in checksum '\(metadata.prefix(80))' (use sha256 or sha512)")
+        }
+        return best
+    }
+
+    /// The digest as lower-case hex.
+    public var hex: String { Self.hex(self.digest) }
+
+    /// `sha256:<hex>`.
+    public var description: String { "\(self.algorithm.rawValue):\(self.hex)" }
+
+    /// Lower-case hex of `bytes`.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func bytes(fromHex hex: String) -> [UInt8]? {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
+}
+
+extension HashAlgorithm {
+    /// Accepts `sha256`, `sha-256`, `sha512`, `sha-512` (lower-cased by the caller).
+    init?(label: some StringProtocol) {
+        switch label {
+        case "sha256", "sha-256": self = .sha256
+        case "sha512", "sha-512": self = .sha512
+        default: return nil
+        }
+    }
+}

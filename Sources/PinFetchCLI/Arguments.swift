@@ -1,0 +1,144 @@
+public import PinFetch
+import Foundation
+
+/// The parsed command line (DESIGN.md, "Command line").
+public struct Arguments: Sendable {
+    /// What the invocation asks for.
+    public enum Action: Sendable, Equatable { case fetch, help, version }
+
+    public var action: Action = .fetch
+    /// The URL to fetch.
+    public var url: String = ""
+    /// `-o`: the destination, or `nil` for the last segment of the URL path.
+    public var output: String?
+    /// `--sha256` / `--checksum`.
+    public var pin: Pin?
+    public var options = FetchOptions()
+    /// `--json`: one JSON object per file on stdout.
+    public var json = false
+    /// `-q`: no progress on stderr.
+    public var quiet = false
+
+    public init() {}
+
+    /// The options that take a value, long and short spellings.
+    private static let valued: Set<String> = [
+        "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
+        "--stall-timeout", "-H", "--header", "--lock-timeout",
+    ]
+
+    /// Parses `arguments` (without the program name).
+    ///
+    /// Long options take their value as `--name value` or `--name=value`; `--` ends the options.
+    /// - Throws: ``PinFetchError/Code/usage`` with a one-line reason for an unknown option, a
+    ///   missing or malformed value, a malformed pin or header, or not exactly one URL.
+    public static func parse(_ arguments: [String]) throws(PinFetchError) -> Arguments {
+        var parsed = Arguments()
+        var urls: [String] = []
+        var index = 0
+        var sawPin: String?
+        while index < arguments.count {
+            var argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                urls += arguments[index...]
+                break
+            }
+            guard argument.hasPrefix("-"), argument != "-" else {
+                urls.append(argument)
+                continue
+            }
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                inlineValue = String(argument[argument.index(after: equals)...])
+                argument = String(argument[..<equals])
+            }
+            var value = ""
+            if Self.valued.contains(argument) {
+                if let inlineValue {
+                    value = inlineValue
+                } else {
+                    guard index < arguments.count else { throw PinFetchError(.usage, "\(argument) needs a value") }
+                    value = arguments[index]
+                    index += 1
+                }
+            } else if inlineValue != nil {
+                throw PinFetchError(.usage, "\(argument) takes no value")
+            }
+            switch argument {
+            case "-h", "--help": parsed.action = .help
+            case "-V", "--version": parsed.action = .version
+            case "-q", "--quiet": parsed.quiet = true
+            case "--json": parsed.json = true
+            case "-o", "--output":
+                guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a path") }
+                parsed.output = value
+            case "--sha256", "--checksum":
+                if let sawPin { throw PinFetchError(.usage, "\(argument) given after \(sawPin): give one checksum") }
+                sawPin = argument
+                parsed.pin = try argument == "--sha256" ? Pin(sha256Hex: value) : Pin(parsing: value)
+            case "--retries":
+                guard let count = Int(value), count >= 0, count <= 1000 else {
+                    throw PinFetchError(.usage, "--retries takes a whole number from 0 to 1000, not '\(value)'")
+                }
+                parsed.options.retries = count
+            case "--retry-delay": parsed.options.retryDelay = try Self.seconds(value, for: argument)
+            case "--connect-timeout": parsed.options.connectTimeout = try Self.seconds(value, for: argument, positive: true)
+            case "--stall-timeout": parsed.options.stallTimeout = try Self.seconds(value, for: argument, positive: true)
+            case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)
+            case "-H", "--header": parsed.options.headers.append(try Self.header(value))
+            default: throw PinFetchError(.usage, "unknown option \(argument) (see --help)")
+            }
+        }
+        guard parsed.action == .fetch else { return parsed }
+        guard urls.count == 1 else {
+            throw PinFetchError(.usage, urls.isEmpty ? "no URL given (see --help)" : "give one URL, not \(urls.count)")
+        }
+        parsed.url = urls[0]
+        return parsed
+    }
+
+    /// A non-negative, finite number of seconds (fractions allowed).
+    private static func seconds(_ text: String, for option: String, positive: Bool = false) throws(PinFetchError) -> Double {
+        guard let value = Double(text), value.isFinite, positive ? value > 0 : value >= 0, value <= 86_400 * 7 else {
+            throw PinFetchError(.usage, "\(option) takes a number of seconds\(positive ? " above 0" : ""), not '\(text)'")
+        }
+        return value
+    }
+
+    /// `Name: value`, where the name is an RFC 9110 token and nothing holds CR, LF or NUL.
+    private static func header(_ line: String) throws(PinFetchError) -> String {
+        guard let colon = line.firstIndex(of: ":") else {
+            throw PinFetchError(.usage, "-H takes 'Name: value'")
+        }
+        let name = line[..<colon]
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        guard !name.isEmpty, name.allSatisfy({ tokenCharacters.contains($0) }) else {
+            throw PinFetchError(.usage, "-H: '\(name.prefix(60))' is not a header name")
+        }
+        guard !line.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            throw PinFetchError(.usage, "-H: a header may not contain CR, LF or NUL")
+        }
+        return line
+    }
+
+    /// The destination: `-o`, else the last segment of the URL path, percent-decoded.
+    /// - Throws: ``PinFetchError/Code/usage`` when the URL names no usable file name.
+    public func destination() throws(PinFetchError) -> String {
+        if let output = self.output { return output }
+        var path = Substring(self.url)
+        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
+        if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
+        guard let slash = path.firstIndex(of: "/") else {
+            throw PinFetchError(.usage, "the URL names no file; give -o PATH")
+        }
+        let segment = path[slash...].split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        let name = String(segment).removingPercentEncoding ?? String(segment)
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"),
+            !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            throw PinFetchError(.usage, "the URL names no usable file name; give -o PATH")
+        }
+        return name
+    }
+}

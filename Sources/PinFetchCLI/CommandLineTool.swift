@@ -1,0 +1,136 @@
+import Dispatch
+import Foundation
+import PinFetch
+import Synchronization
+@preconcurrency import Glibc
+
+/// The `pinfetch` command: parses arguments, runs the fetch, prints `--json` and errors, and
+/// turns the outcome into an exit status (DESIGN.md). Output goes through injected writers so
+/// tests can read it.
+public enum CommandLineTool {
+    /// Where the command writes: standard output and standard error, and whether stderr is a terminal.
+    public struct Output: Sendable {
+        public var standardOutput: @Sendable (String) -> Void
+        public var standardError: @Sendable (String) -> Void
+        public var errorIsTerminal: Bool
+
+        public init(
+            standardOutput: @escaping @Sendable (String) -> Void,
+            standardError: @escaping @Sendable (String) -> Void,
+            errorIsTerminal: Bool
+        ) {
+            self.standardOutput = standardOutput
+            self.standardError = standardError
+            self.errorIsTerminal = errorIsTerminal
+        }
+
+        /// The process's own stdout and stderr.
+        public static var process: Output {
+            Output(
+                standardOutput: { text in FileHandle.standardOutput.write(Data(text.utf8)) },
+                standardError: { text in FileHandle.standardError.write(Data(text.utf8)) },
+                errorIsTerminal: isatty(2) == 1)
+        }
+    }
+
+    public static let usage = """
+        Usage: pinfetch [options] URL
+
+        Downloads URL to a file, resumes an interrupted download without rereading it, and puts
+        the file in place only once its digest matches the pin.
+
+          -o, --output PATH          destination (default: last segment of the URL path)
+              --sha256 HEX           pin a SHA-256 (64 hex digits, any case)
+              --checksum SPEC        sha256:HEX | sha512:HEX | sha256-BASE64 | sha512-BASE64 (SRI)
+              --retries N            attempts after the first (default 5); 0 = fail fast
+              --retry-delay SECONDS  base of the exponential back-off (default 1; 0 allowed)
+              --connect-timeout S    seconds to connect (default 30)
+              --stall-timeout S      seconds without a byte before retrying (default 60)
+              --lock-timeout S       seconds to wait for another pinfetch on the same file (default: forever)
+          -H, --header 'Name: value' extra request header (repeatable)
+              --json                 one JSON object per file on stdout
+          -q, --quiet                no progress; errors still go to stderr
+          -h, --help                 this text
+          -V, --version              the version
+
+        Exit status: 0 ok, 1 generic, 2 usage or bad input, 3 local file I/O, 4 network,
+        5 TLS verification, 6 authentication, 7 protocol error, 8 server error response,
+        9 checksum mismatch, 10 destination locked, 130/143 interrupted.
+
+        """
+
+    /// Runs the command with `arguments` (without the program name) and returns its exit status.
+    /// SIGINT and SIGTERM cancel the fetch; a checkpoint is kept and the status is 130 / 143.
+    public static func run(_ arguments: [String], output: Output = .process) async -> Int32 {
+        let parsed: Arguments
+        let destination: String
+        do throws(PinFetchError) {
+            parsed = try Arguments.parse(arguments)
+            if parsed.action != .fetch {
+                output.standardOutput(parsed.action == .help ? Self.usage : "pinfetch \(PinFetchVersion.current)\n")
+                return 0
+            }
+            destination = try parsed.destination()
+        } catch {
+            output.standardError("pinfetch: \(error.message)\n")
+            return error.code.exitStatus
+        }
+
+        var options = parsed.options
+        let reporter = ProgressReporter(
+            name: (destination as NSString).lastPathComponent, isTerminal: output.errorIsTerminal,
+            write: output.standardError)
+        if !parsed.quiet { options.progress = { reporter.report($0) } }
+        let fetcher = Fetcher(options: options)
+        let signals = SignalCancellation()
+        let task = Task { await fetcher.run(parsed.url, to: destination, verifying: parsed.pin) }
+        signals.install { task.cancel() }
+        let result = await task.value
+        signals.uninstall()
+        if !parsed.quiet { reporter.finish() }
+
+        var status: Int32 = 0
+        if let error = result.error {
+            status = error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
+            output.standardError("pinfetch: \(error.message)\n")
+        } else if !parsed.quiet, !parsed.json {
+            let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
+            output.standardError("pinfetch: \(destination): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n")
+        }
+        if parsed.json { output.standardOutput(JSONReport(result: result, exitStatus: status).line() + "\n") }
+        return status
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a cancellation, remembering which signal came.
+///
+/// `@unchecked Sendable`: `sources` is touched only by `install` and `uninstall`, which the one
+/// task running the command calls in turn; the signal handlers touch only the atomic.
+final class SignalCancellation: @unchecked Sendable {
+    private var sources: [any DispatchSourceSignal] = []
+    private let signal = Atomic<Int32>(0)
+
+    /// The first signal received, if any.
+    var received: Int32? {
+        let value = self.signal.load(ordering: .relaxed)
+        return value == 0 ? nil : value
+    }
+
+    func install(_ cancel: @escaping @Sendable () -> Void) {
+        for number in [SIGINT, SIGTERM] {
+            Glibc.signal(number, SIG_IGN)  // let the dispatch source see it instead of dying
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in
+                _ = self.signal.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+                cancel()
+            }
+            source.resume()
+            self.sources.append(source)
+        }
+    }
+
+    func uninstall() {
+        for source in self.sources { source.cancel() }
+        self.sources = []
+    }
+}

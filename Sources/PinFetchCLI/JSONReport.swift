@@ -1,0 +1,51 @@
+import Foundation
+import PinFetch
+
+/// The `--json` line for one file (DESIGN.md, "`--json` result"), keys in snake_case; the
+/// digest's key is its algorithm (`sha256` or `sha512`).
+struct JSONReport: Encodable {
+    let result: FetchResult
+    /// The exit status of this file's outcome (it differs from the code's for a SIGTERM).
+    let exitStatus: Int32
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { self.stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    private struct ErrorReport: Encodable {
+        let kind: String
+        let message: String
+        let exit_code: Int32
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(self.result.url, forKey: Key("url"))
+        try container.encode(self.result.path, forKey: Key("path"))
+        try container.encode(self.result.status.rawValue, forKey: Key("status"))
+        try container.encode(self.result.bytes, forKey: Key("bytes"))
+        try container.encode(self.result.digest, forKey: Key(self.result.algorithm.rawValue))
+        try container.encode(self.result.resumedFrom, forKey: Key("resumed_from"))
+        try container.encode(self.result.downloadedBytes, forKey: Key("downloaded_bytes"))
+        try container.encode(self.result.rehashedBytes, forKey: Key("rehashed_bytes"))
+        try container.encode(self.result.restarts, forKey: Key("restarts"))
+        try container.encode(self.result.attempts, forKey: Key("attempts"))
+        try container.encode((self.result.elapsedSeconds * 1000).rounded() / 1000, forKey: Key("elapsed_s"))
+        if let error = self.result.error {
+            let report = ErrorReport(kind: error.code.description, message: error.message, exit_code: self.exitStatus)
+            try container.encode(report, forKey: Key("error"))
+        }
+    }
+
+    /// One line of JSON.
+    func line() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
