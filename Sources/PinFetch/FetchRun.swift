@@ -326,7 +326,11 @@ final class FetchRun {
 
     /// Called by the attempt for a `200`: this answer is the whole representation.
     fileprivate func beginRepresentation(from head: ResponseHead) throws(PinFetchError) {
-        if self.offset > 0 || self.partial == nil { try self.resetPartial() }
+        if self.offset > 0 {
+            try self.startOver()  // the server sent the whole representation again
+        } else if self.partial == nil {
+            try self.resetPartial()
+        }
         self.validator = head.validator
         self.totalLength = head.hasContentCoding ? nil : head.contentLength
         self.resumable = !head.hasContentCoding && head.validator.ifRangeValue != nil

@@ -682,7 +682,10 @@ final class TestHTTPServer: Sendable {
         _ resource: TestResource,
         gzipped: Bool
     ) -> [(name: String, value: String)] {
-        var headers: [(name: String, value: String)] = [(name: "Content-Type", value: resource.contentType)]
+        var headers: [(name: String, value: String)] = [
+            (name: "Date", value: Self.httpDate(Date())),
+            (name: "Content-Type", value: resource.contentType),
+        ]
         if gzipped {
             headers.append((name: "Content-Encoding", value: "gzip"))
         }
@@ -694,6 +697,15 @@ final class TestHTTPServer: Sendable {
         }
         headers.append((name: "Accept-Ranges", value: "bytes"))
         return headers
+    }
+
+    /// IMF-fixdate (RFC 9110 §5.6.7) of `date`, for the `Date` header.
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 
     private static func htmlPage(_ status: Int) -> String {

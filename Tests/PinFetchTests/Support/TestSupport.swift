@@ -1,0 +1,56 @@
+import Foundation
+import PinFetchCLI
+import Synchronization
+import Testing
+
+/// Runs `body` with a fresh temporary directory, removed afterwards even when `body` throws.
+func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    let path = FileManager.default.temporaryDirectory.appending(path: "pinfetch-test-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}
+
+/// What one in-process `pinfetch` run printed and returned.
+struct CLIRun {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+
+    /// The `--json` line as a dictionary (empty when there is none).
+    var json: [String: Any] {
+        guard let line = self.standardOutput.split(separator: "\n").last,
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        else { return [:] }
+        return object
+    }
+
+    func int(_ key: String) -> Int? { (self.json[key] as? NSNumber)?.intValue }
+    func string(_ key: String) -> String? { self.json[key] as? String }
+}
+
+private final class Capture: Sendable {
+    let text = Mutex("")
+    func append(_ more: String) { self.text.withLock { $0 += more } }
+    var value: String { self.text.withLock { $0 } }
+}
+
+/// Runs the command line in-process with `arguments`, capturing stdout and stderr.
+func runCLI(_ arguments: [String]) async -> CLIRun {
+    let out = Capture()
+    let err = Capture()
+    let status = await CommandLineTool.run(
+        arguments,
+        output: .init(standardOutput: out.append, standardError: err.append, errorIsTerminal: false))
+    return CLIRun(status: status, standardOutput: out.value, standardError: err.value)
+}
+
+/// The names in `directory`, sorted.
+func listing(_ directory: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+}
+
+/// The bytes of the file at `path`, or `nil`.
+func contents(_ path: String) -> [UInt8]? {
+    FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+}
