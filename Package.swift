@@ -19,6 +19,10 @@ let package = Package(
         .target(name: "PinFetch", dependencies: ["CCurl", "COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "PinFetchCLI", dependencies: ["PinFetch"], swiftSettings: swiftSettings),
         .executableTarget(name: "pinfetch", dependencies: ["PinFetchCLI"], swiftSettings: swiftSettings),
-        .testTarget(name: "PinFetchTests", dependencies: ["PinFetch", "PinFetchCLI", "pinfetch", "COpenSSL"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PinFetchTests",
+            dependencies: ["PinFetch", "PinFetchCLI", "pinfetch", "COpenSSL"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -1,5 +1,5 @@
-@preconcurrency import Glibc
 import Foundation
+@preconcurrency import Glibc
 
 /// The advisory lock on `<dest>.part.lock` that keeps one process per destination (DESIGN.md).
 ///
@@ -34,7 +34,8 @@ final class DestinationLock {
             }
             var held = stat()
             var named = stat()
-            if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev {
+            if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev
+            {
                 self.descriptor = fd
                 return
             }

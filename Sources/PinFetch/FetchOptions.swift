@@ -40,7 +40,9 @@ public struct FetchProgress: Sendable {
 public struct FetchResult: Sendable {
     /// How the file came to be at the destination.
     public enum Status: String, Sendable {
-        case downloaded, resumed, alreadyComplete = "already-complete", failed
+        case downloaded, resumed
+        case alreadyComplete = "already-complete"
+        case failed
     }
 
     /// The URL as given.
@@ -74,7 +76,19 @@ extension FetchResult {
     /// A result with nothing done yet: `failed` with `error`, all counters 0.
     static func failed(url: String, path: String, algorithm: HashAlgorithm, error: PinFetchError?) -> FetchResult {
         FetchResult(
-            url: url, path: path, status: .failed, bytes: 0, algorithm: algorithm, digest: nil, resumedFrom: 0,
-            downloadedBytes: 0, rehashedBytes: 0, restarts: 0, attempts: 0, elapsedSeconds: 0, error: error)
+            url: url,
+            path: path,
+            status: .failed,
+            bytes: 0,
+            algorithm: algorithm,
+            digest: nil,
+            resumedFrom: 0,
+            downloadedBytes: 0,
+            rehashedBytes: 0,
+            restarts: 0,
+            attempts: 0,
+            elapsedSeconds: 0,
+            error: error
+        )
     }
 }

@@ -1,5 +1,5 @@
-@preconcurrency import Glibc
 import Foundation
+@preconcurrency import Glibc
 
 /// One fetch of one URL to one destination, on one thread: the resume decision, the GET
 /// attempts with retries, checkpoints, and the verified commit (DESIGN.md).
@@ -106,8 +106,12 @@ final class FetchRun {
             if restored == nil { checkpoint = nil }  // inconsistent: never trusted
         }
         decision = ResumeDecision.decide(
-            checkpoint: checkpoint, partialSize: FileSystem.size(of: self.partialPath), url: self.url,
-            algorithm: self.algorithm, probe: probe)
+            checkpoint: checkpoint,
+            partialSize: FileSystem.size(of: self.partialPath),
+            url: self.url,
+            algorithm: self.algorithm,
+            probe: probe
+        )
         switch decision {
         case .startOver:
             try self.discardPartial()
@@ -178,7 +182,9 @@ final class FetchRun {
         defer { buffer.deallocate() }
         var position: Int64 = 0
         while position < end {
-            let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))])
+            let slice = UnsafeMutableRawBufferPointer(
+                rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))]
+            )
             let count = try partial.read(into: slice, at: position)
             guard count > 0 else { throw PinFetchError(.fileIO, "\(self.partialPath) ended at byte \(position)") }
             self.digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
@@ -254,14 +260,18 @@ final class FetchRun {
             if let end = expectedEnd, self.offset < end {
                 return .failed(
                     PinFetchError(.network, "\(self.url): body ended at byte \(self.offset) of \(end)"),
-                    retryable: true, retryAfter: nil)
+                    retryable: true,
+                    retryAfter: nil
+                )
             }
             if let total = self.totalLength, self.offset < total {
                 // A 206 that covered less than asked: ask for the rest if it brought anything.
                 guard self.offset > requestedOffset else {
                     return .failed(
                         PinFetchError(.protocolViolation, "\(self.url): empty range answer at byte \(self.offset)"),
-                        retryable: true, retryAfter: nil)
+                        retryable: true,
+                        retryAfter: nil
+                    )
                 }
                 return .moreToFetch
             }
@@ -274,7 +284,11 @@ final class FetchRun {
             return .failed(error, retryable: retryable, retryAfter: retryAfter)
         case .none:
             guard outcome.category == .ok else { return self.failure(from: outcome) }
-            return .failed(PinFetchError(.protocolViolation, "\(self.url): no usable answer"), retryable: true, retryAfter: nil)
+            return .failed(
+                PinFetchError(.protocolViolation, "\(self.url): no usable answer"),
+                retryable: true,
+                retryAfter: nil
+            )
         }
     }
 
@@ -282,29 +296,52 @@ final class FetchRun {
         let message = "\(self.url): \(outcome.message) (at byte \(self.offset))"
         switch outcome.category {
         case .ok, .other:
-            return .failed(PinFetchError(.generic, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+            return .failed(
+                PinFetchError(.generic, message, underlying: outcome.code),
+                retryable: false,
+                retryAfter: nil
+            )
         case .network:
             return .failed(PinFetchError(.network, message, underlying: outcome.code), retryable: true, retryAfter: nil)
         case .tls:
             return .failed(
-                PinFetchError(.tlsVerification, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+                PinFetchError(.tlsVerification, message, underlying: outcome.code),
+                retryable: false,
+                retryAfter: nil
+            )
         case .badURL:
             return .failed(PinFetchError(.usage, message, underlying: outcome.code), retryable: false, retryAfter: nil)
         case .protocolViolation:
             return .failed(
-                PinFetchError(.protocolViolation, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+                PinFetchError(.protocolViolation, message, underlying: outcome.code),
+                retryable: false,
+                retryAfter: nil
+            )
         case .aborted:
             if self.control.isCancelled {
-                return .failed(PinFetchError(.cancelled, "\(self.url): cancelled at byte \(self.offset)"), retryable: false, retryAfter: nil)
+                return .failed(
+                    PinFetchError(.cancelled, "\(self.url): cancelled at byte \(self.offset)"),
+                    retryable: false,
+                    retryAfter: nil
+                )
             }
-            return .failed(PinFetchError(.generic, message, underlying: outcome.code), retryable: false, retryAfter: nil)
+            return .failed(
+                PinFetchError(.generic, message, underlying: outcome.code),
+                retryable: false,
+                retryAfter: nil
+            )
         }
     }
 
     private func request(method: TransferRequest.Method, headers: [String]) -> TransferRequest {
         TransferRequest(
-            url: self.url, method: method, headers: headers, connectTimeout: self.options.connectTimeout,
-            stallTimeout: self.options.stallTimeout, caFile: self.options.caFile)
+            url: self.url,
+            method: method,
+            headers: headers,
+            connectTimeout: self.options.connectTimeout,
+            stallTimeout: self.options.stallTimeout,
+            caFile: self.options.caFile
+        )
     }
 
     /// Exponential back-off with jitter: `retryDelay * 2^step`, drawn in its upper half, and at
@@ -350,8 +387,9 @@ final class FetchRun {
         self.digest.update(bytes)
         self.offset += Int64(bytes.count)
         self.downloadedBytes += Int64(bytes.count)
-        if self.resumable, self.offset - self.lastCheckpointOffset >= self.options.checkpointInterval
-            || Date().timeIntervalSince(self.lastCheckpointTime) >= self.options.checkpointPeriod
+        if self.resumable,
+            self.offset - self.lastCheckpointOffset >= self.options.checkpointInterval
+                || Date().timeIntervalSince(self.lastCheckpointTime) >= self.options.checkpointPeriod
         {
             try self.saveCheckpoint()
         }
@@ -366,7 +404,11 @@ final class FetchRun {
                 self.lastProgressTime = now
                 report(
                     FetchProgress(
-                        completedBytes: self.offset, totalBytes: self.totalLength, receivedBytes: self.downloadedBytes))
+                        completedBytes: self.offset,
+                        totalBytes: self.totalLength,
+                        receivedBytes: self.downloadedBytes
+                    )
+                )
             }
         }
         return true
@@ -374,12 +416,20 @@ final class FetchRun {
 
     /// Write order (DESIGN.md): data `fsync` → checkpoint to a temporary file → `fsync` → `rename`.
     private func saveCheckpoint() throws(PinFetchError) {
-        guard self.resumable, self.offset > 0, let validator = self.validator, let partial = self.partial else { return }
+        guard self.resumable, self.offset > 0, let validator = self.validator, let partial = self.partial else {
+            return
+        }
         try partial.synchronize()
         let checkpoint = Checkpoint(
-            url: self.url, validator: validator, totalLength: self.totalLength, offset: self.offset,
-            algorithm: self.algorithm, hashState: self.digest.serializedState(),
-            hashStateSize: RunningDigest.stateSize(of: self.algorithm), libraryVersion: RunningDigest.libraryVersion)
+            url: self.url,
+            validator: validator,
+            totalLength: self.totalLength,
+            offset: self.offset,
+            algorithm: self.algorithm,
+            hashState: self.digest.serializedState(),
+            hashStateSize: RunningDigest.stateSize(of: self.algorithm),
+            libraryVersion: RunningDigest.libraryVersion
+        )
         try FileSystem.replaceAtomically(self.checkpointPath, with: checkpoint.encoded())
         self.lastCheckpointOffset = self.offset
         self.lastCheckpointTime = Date()
@@ -503,7 +553,11 @@ private final class AttemptDelegate: TransferDelegate {
             return self.decidePartialContent(head)
         case 416:
             guard self.requestedOffset > 0 else {
-                return .fail(PinFetchError(.protocolViolation, "\(url): 416 to a request without Range"), retryable: false, retryAfter: nil)
+                return .fail(
+                    PinFetchError(.protocolViolation, "\(url): 416 to a request without Range"),
+                    retryable: false,
+                    retryAfter: nil
+                )
             }
             let total = head.contentRange?.completeLength
             if self.run.validator.map({ $0.matches(head.validator) == false }) ?? false {
@@ -515,20 +569,32 @@ private final class AttemptDelegate: TransferDelegate {
             return .finalize
         case 401, 407:
             return .fail(
-                PinFetchError(.authentication, "\(url): HTTP \(head.status) (authentication required)", underlying: head.status),
-                retryable: false, retryAfter: nil)
+                PinFetchError(
+                    .authentication,
+                    "\(url): HTTP \(head.status) (authentication required)",
+                    underlying: head.status
+                ),
+                retryable: false,
+                retryAfter: nil
+            )
         case 408, 429, 500...599:
             return .fail(
                 PinFetchError(.serverResponse, "\(url): HTTP \(head.status)", underlying: head.status),
-                retryable: true, retryAfter: head.value("retry-after").flatMap { RetryAfter.seconds($0, date: head.value("date")) })
+                retryable: true,
+                retryAfter: head.value("retry-after").flatMap { RetryAfter.seconds($0, date: head.value("date")) }
+            )
         case 400...499:
             return .fail(
                 PinFetchError(.serverResponse, "\(url): HTTP \(head.status)", underlying: head.status),
-                retryable: false, retryAfter: nil)
+                retryable: false,
+                retryAfter: nil
+            )
         default:
             return .fail(
                 PinFetchError(.protocolViolation, "\(url): unexpected HTTP \(head.status)", underlying: head.status),
-                retryable: false, retryAfter: nil)
+                retryable: false,
+                retryAfter: nil
+            )
         }
     }
 
@@ -537,7 +603,11 @@ private final class AttemptDelegate: TransferDelegate {
     private func decidePartialContent(_ head: ResponseHead) -> Plan {
         let offset = self.requestedOffset
         guard offset > 0 else {
-            return .fail(PinFetchError(.protocolViolation, "\(self.run.url): 206 to a request without Range"), retryable: false, retryAfter: nil)
+            return .fail(
+                PinFetchError(.protocolViolation, "\(self.run.url): 206 to a request without Range"),
+                retryable: false,
+                retryAfter: nil
+            )
         }
         if head.isMultipartByteRanges { return .startOver("206 with a multipart/byteranges body") }
         if head.hasContentCoding { return .startOver("206 with a Content-Encoding") }
@@ -580,7 +650,9 @@ private final class AttemptDelegate: TransferDelegate {
         if let end = self.expectedEnd, self.run.offset + Int64(bytes.count) > end {
             self.plan = .fail(
                 PinFetchError(.protocolViolation, "\(self.run.url): more body bytes than announced"),
-                retryable: true, retryAfter: nil)
+                retryable: true,
+                retryAfter: nil
+            )
             return false
         }
         do throws(PinFetchError) {

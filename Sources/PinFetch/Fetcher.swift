@@ -51,11 +51,22 @@ public struct Fetcher: Sendable {
                 Thread.detachNewThread {
                     do throws(PinFetchError) {
                         let run = try FetchRun(
-                            url: url, destination: destination, pin: pin, options: options, control: control)
+                            url: url,
+                            destination: destination,
+                            pin: pin,
+                            options: options,
+                            control: control
+                        )
                         continuation.resume(returning: run.execute())
                     } catch {
                         continuation.resume(
-                            returning: .failed(url: url, path: destination, algorithm: pin?.algorithm ?? .sha256, error: error))
+                            returning: .failed(
+                                url: url,
+                                path: destination,
+                                algorithm: pin?.algorithm ?? .sha256,
+                                error: error
+                            )
+                        )
                     }
                 }
             }

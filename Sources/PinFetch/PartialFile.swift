@@ -28,7 +28,9 @@ final class PartialFile {
 
     /// Cuts the file to `length` bytes (bytes past a checkpoint were never covered by a durable hash).
     func truncate(to length: Int64) throws(PinFetchError) {
-        guard ftruncate(self.descriptor, off_t(length)) == 0 else { throw FileSystem.error("cannot truncate", self.path) }
+        guard ftruncate(self.descriptor, off_t(length)) == 0 else {
+            throw FileSystem.error("cannot truncate", self.path)
+        }
     }
 
     /// Writes all of `bytes` at `offset`, retrying short writes and `EINTR`.

@@ -30,7 +30,10 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``PinFetchError/Code/usage`` when `digest` is not `algorithm.digestLength` bytes.
     public init(algorithm: HashAlgorithm, digest: [UInt8]) throws(PinFetchError) {
         guard digest.count == algorithm.digestLength else {
-            throw PinFetchError(.usage, "a \(algorithm.rawValue) digest has \(algorithm.digestLength) bytes, not \(digest.count)")
+            throw PinFetchError(
+                .usage,
+                "a \(algorithm.rawValue) digest has \(algorithm.digestLength) bytes, not \(digest.count)"
+            )
         }
         self.algorithm = algorithm
         self.digest = digest
@@ -61,7 +64,10 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
             case 64: try self.init(algorithm: .sha256, hex: trimmed)
             case 128: try self.init(algorithm: .sha512, hex: trimmed)
             default:
-                throw PinFetchError(.usage, "a hex checksum has 64 (sha256) or 128 (sha512) digits, not \(trimmed.count)")
+                throw PinFetchError(
+                    .usage,
+                    "a hex checksum has 64 (sha256) or 128 (sha512) digits, not \(trimmed.count)"
+                )
             }
         } else {
             self = try Self.strongestIntegrityToken(in: trimmed)
@@ -94,7 +100,10 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
             if best == nil || pin.algorithm.digestLength > best!.algorithm.digestLength { best = pin }
         }
         guard let best else {
-            throw PinFetchError(.usage, "no supported algorithm in checksum '\(metadata.prefix(80))' (use sha256 or sha512)")
+            throw PinFetchError(
+                .usage,
+                "no supported algorithm in checksum '\(metadata.prefix(80))' (use sha256 or sha512)"
+            )
         }
         return best
     }

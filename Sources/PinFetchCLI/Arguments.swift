@@ -1,5 +1,5 @@
-public import PinFetch
 import Foundation
+public import PinFetch
 
 /// The parsed command line (DESIGN.md, "Command line").
 public struct Arguments: Sendable {
@@ -83,7 +83,8 @@ public struct Arguments: Sendable {
                 }
                 parsed.options.retries = count
             case "--retry-delay": parsed.options.retryDelay = try Self.seconds(value, for: argument)
-            case "--connect-timeout": parsed.options.connectTimeout = try Self.seconds(value, for: argument, positive: true)
+            case "--connect-timeout":
+                parsed.options.connectTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--stall-timeout": parsed.options.stallTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)
             case "-H", "--header": parsed.options.headers.append(try Self.header(value))
@@ -99,9 +100,16 @@ public struct Arguments: Sendable {
     }
 
     /// A non-negative, finite number of seconds (fractions allowed).
-    private static func seconds(_ text: String, for option: String, positive: Bool = false) throws(PinFetchError) -> Double {
+    private static func seconds(
+        _ text: String,
+        for option: String,
+        positive: Bool = false
+    ) throws(PinFetchError) -> Double {
         guard let value = Double(text), value.isFinite, positive ? value > 0 : value >= 0, value <= 86_400 * 7 else {
-            throw PinFetchError(.usage, "\(option) takes a number of seconds\(positive ? " above 0" : ""), not '\(text)'")
+            throw PinFetchError(
+                .usage,
+                "\(option) takes a number of seconds\(positive ? " above 0" : ""), not '\(text)'"
+            )
         }
         return value
     }

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+@preconcurrency import Glibc
 import PinFetch
 import Synchronization
-@preconcurrency import Glibc
 
 /// The `pinfetch` command: parses arguments, runs the fetch, prints `--json` and errors, and
 /// turns the outcome into an exit status (DESIGN.md). Output goes through injected writers so
@@ -29,7 +29,8 @@ public enum CommandLineTool {
             Output(
                 standardOutput: { text in FileHandle.standardOutput.write(Data(text.utf8)) },
                 standardError: { text in FileHandle.standardError.write(Data(text.utf8)) },
-                errorIsTerminal: isatty(2) == 1)
+                errorIsTerminal: isatty(2) == 1
+            )
         }
     }
 
@@ -78,8 +79,10 @@ public enum CommandLineTool {
 
         var options = parsed.options
         let reporter = ProgressReporter(
-            name: (destination as NSString).lastPathComponent, isTerminal: output.errorIsTerminal,
-            write: output.standardError)
+            name: (destination as NSString).lastPathComponent,
+            isTerminal: output.errorIsTerminal,
+            write: output.standardError
+        )
         if !parsed.quiet { options.progress = { reporter.report($0) } }
         let fetcher = Fetcher(options: options)
         let signals = SignalCancellation()
@@ -95,7 +98,9 @@ public enum CommandLineTool {
             output.standardError("pinfetch: \(error.message)\n")
         } else if !parsed.quiet, !parsed.json {
             let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
-            output.standardError("pinfetch: \(destination): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n")
+            output.standardError(
+                "pinfetch: \(destination): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
+            )
         }
         if parsed.json { output.standardOutput(JSONReport(result: result, exitStatus: status).line() + "\n") }
         return status

@@ -36,7 +36,8 @@ final class ProgressReporter: Sendable {
             if self.isTerminal {
                 let width = 24
                 let filled = Int(fraction * Double(width))
-                text = "[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] " + text
+                text =
+                    "[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] " + text
             }
             if rate > 0 {
                 text += ", ETA \(Self.duration(Double(total - progress.completedBytes) / rate))"
@@ -75,6 +76,7 @@ final class ProgressReporter: Sendable {
     static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--" }
         let total = Int(seconds.rounded())
-        return total >= 3600 ? "\(total / 3600)h\(total % 3600 / 60)m" : total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
+        return total >= 3600
+            ? "\(total / 3600)h\(total % 3600 / 60)m" : total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
     }
 }

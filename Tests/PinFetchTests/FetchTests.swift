@@ -17,7 +17,12 @@ struct FetchTests {
     }
 
     /// An earlier run that lost its connection after `bytes` body bytes, with no retries.
-    func interruptedRun(_ server: TestHTTPServer, into directory: String, at bytes: Int, _ extra: [String] = []) async -> CLIRun {
+    func interruptedRun(
+        _ server: TestHTTPServer,
+        into directory: String,
+        at bytes: Int,
+        _ extra: [String] = []
+    ) async -> CLIRun {
         server.enqueueFaults(TestFaults(closeAfterBodyBytes: bytes))
         return await self.fetch(server, into: directory, ["--retries", "0"] + extra)
     }
@@ -143,7 +148,12 @@ struct FetchTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 try writePartial(
-                    Fixtures.a[...], of: 1_048_576, to: "\(directory)/out.bin", url: server.url(), etag: Fixtures.etagA)
+                    Fixtures.a[...],
+                    of: 1_048_576,
+                    to: "\(directory)/out.bin",
+                    url: server.url(),
+                    etag: Fixtures.etagA
+                )
                 server.faults = TestFaults(headStatus: headStatus, rangeNotSatisfiableBody: html)
                 let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
                 #expect(run.status == 0)
@@ -164,7 +174,12 @@ struct FetchTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 try writePartial(
-                    older[..<1_200_000], of: 2_000_000, to: "\(directory)/out.bin", url: server.url(), etag: "\"old\"")
+                    older[..<1_200_000],
+                    of: 2_000_000,
+                    to: "\(directory)/out.bin",
+                    url: server.url(),
+                    etag: "\"old\""
+                )
                 let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
                 #expect(run.status == 0)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
@@ -294,7 +309,11 @@ struct FetchTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(stallAfterBodyBytes: 300_000))
-                let run = await self.fetch(server, into: directory, ["--stall-timeout", "1", "--sha256", Fixtures.sha256A])
+                let run = await self.fetch(
+                    server,
+                    into: directory,
+                    ["--stall-timeout", "1", "--sha256", Fixtures.sha256A]
+                )
                 #expect(run.status == 0)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(server.getRequests.map { $0.header("Range") } == [nil, "bytes=300000-"])
@@ -317,7 +336,11 @@ struct FetchTests {
     }
 
     @Test(arguments: [(404, Int32(8), 1), (401, Int32(6), 1), (500, Int32(8), 3), (429, Int32(8), 3)])
-    func `an error status ends with its exit status and creates nothing`(status: Int, exit: Int32, gets: Int) async throws {
+    func `an error status ends with its exit status and creates nothing`(
+        status: Int,
+        exit: Int32,
+        gets: Int
+    ) async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 server.faults = TestFaults(status: status)
@@ -356,7 +379,9 @@ struct FetchTests {
         let pin = "sha512:" + Fixtures.sha512(Fixtures.a)
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000, ["--checksum", pin]).status == 4)
+                #expect(
+                    await self.interruptedRun(server, into: directory, at: 400_000, ["--checksum", pin]).status == 4
+                )
                 let run = await self.fetch(server, into: directory, ["--checksum", pin])
                 #expect(run.status == 0)
                 #expect(run.int("resumed_from") == 400_000)
@@ -382,10 +407,18 @@ struct FetchTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 let fetcher = Fetcher()
-                let result = try await fetcher.fetch(server.url(), to: "\(directory)/a", verifying: try Pin(sha256Hex: Fixtures.sha256A))
+                let result = try await fetcher.fetch(
+                    server.url(),
+                    to: "\(directory)/a",
+                    verifying: try Pin(sha256Hex: Fixtures.sha256A)
+                )
                 #expect(result.digest == Fixtures.sha256A)
                 await #expect(throws: PinFetchError.self) {
-                    try await fetcher.fetch(server.url(), to: "\(directory)/b", verifying: try Pin(sha256Hex: Fixtures.sha256B))
+                    try await fetcher.fetch(
+                        server.url(),
+                        to: "\(directory)/b",
+                        verifying: try Pin(sha256Hex: Fixtures.sha256B)
+                    )
                 }
             }
         }
@@ -409,7 +442,10 @@ enum DamagedCheckpoint: String, CaseIterable, CustomTestStringConvertible {
             bytes[bytes.count / 2] ^= 0x20
             return bytes
         case .offsetEdited:
-            let text = String(decoding: original, as: UTF8.self).replacingOccurrences(of: "\"offset\":400000", with: "\"offset\":300000")
+            let text = String(decoding: original, as: UTF8.self).replacingOccurrences(
+                of: "\"offset\":400000",
+                with: "\"offset\":300000"
+            )
             return Array(text.utf8)
         }
     }
@@ -417,13 +453,20 @@ enum DamagedCheckpoint: String, CaseIterable, CustomTestStringConvertible {
 
 /// Leaves `<destination>.part` holding `bytes` and a checkpoint at its end, as an interrupted
 /// run of a representation of `total` bytes under `etag` would.
-func writePartial(_ bytes: ArraySlice<UInt8>, of total: Int64, to destination: String, url: String, etag: String) throws {
+func writePartial(_ bytes: ArraySlice<UInt8>, of total: Int64, to destination: String, url: String, etag: String) throws
+{
     let digest = RunningDigest(algorithm: .sha256)
     Array(bytes).withUnsafeBytes { digest.update($0) }
     try Data(bytes).write(to: URL(filePath: destination + ".part"))
     let checkpoint = Checkpoint(
-        url: url, validator: Validator(entityTag: etag, lastModified: nil), totalLength: total,
-        offset: Int64(bytes.count), algorithm: .sha256, hashState: digest.serializedState(),
-        hashStateSize: RunningDigest.stateSize(of: .sha256), libraryVersion: RunningDigest.libraryVersion)
+        url: url,
+        validator: Validator(entityTag: etag, lastModified: nil),
+        totalLength: total,
+        offset: Int64(bytes.count),
+        algorithm: .sha256,
+        hashState: digest.serializedState(),
+        hashStateSize: RunningDigest.stateSize(of: .sha256),
+        libraryVersion: RunningDigest.libraryVersion
+    )
     try Data(checkpoint.encoded()).write(to: URL(filePath: destination + ".part.state"))
 }

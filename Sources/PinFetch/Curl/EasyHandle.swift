@@ -126,7 +126,8 @@ struct EasyHandle: ~Copyable {
                     let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
                     delegate.headerLine(UnsafeRawBufferPointer(start: data, count: size * count))
                     return size * count
-                })
+                }
+            )
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context))
             set(
                 ccurl_easy_setopt_write_function(raw) { data, size, count, context in
@@ -134,7 +135,8 @@ struct EasyHandle: ~Copyable {
                     let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
                     let ok = delegate.body(UnsafeRawBufferPointer(start: data, count: size * count))
                     return ok ? size * count : 0  // anything else than size * count aborts
-                })
+                }
+            )
             set(ccurl_easy_setopt_long(raw, CURLOPT_NOPROGRESS, 0))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_XFERINFODATA, context))
             set(
@@ -142,7 +144,8 @@ struct EasyHandle: ~Copyable {
                     guard let context else { return 1 }
                     let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
                     return delegate.progress(received: Int64(received)) ? 0 : 1
-                })
+                }
+            )
             guard setup == CURLE_OK else { return setup }
             return curl_easy_perform(raw)
         }
@@ -151,7 +154,8 @@ struct EasyHandle: ~Copyable {
         return TransferOutcome(
             code: Int(code.rawValue),
             message: text.isEmpty ? Self.describe(code) : text,
-            category: Self.category(of: code))
+            category: Self.category(of: code)
+        )
     }
 
     static func describe(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
@@ -164,7 +168,8 @@ struct EasyHandle: ~Copyable {
             CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM,
             CURLE_SSL_CONNECT_ERROR, CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR:
             .network
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM,
+            CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE:
             .tls
         case CURLE_TOO_MANY_REDIRECTS: .protocolViolation

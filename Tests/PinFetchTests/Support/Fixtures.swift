@@ -1,5 +1,5 @@
-import Foundation
 internal import COpenSSL
+import Foundation
 
 /// Test data: fixture A and B of the issue (1,048,576 bytes each), digests computed with
 /// OpenSSL's one-shot functions (independent of the library's checkpointed digest).

@@ -599,7 +599,8 @@ final class TestHTTPServer: Sendable {
                     let boundary = Self.multipartBoundary
                     var multipart: [UInt8] = []
                     multipart.reserveCapacity(end - start + 1 + 256)
-                    let partHead = "--\(boundary)\r\nContent-Type: \(resource.contentType)\r\n"
+                    let partHead =
+                        "--\(boundary)\r\nContent-Type: \(resource.contentType)\r\n"
                         + "Content-Range: \(contentRange)\r\n\r\n"
                     multipart.append(contentsOf: partHead.utf8)
                     multipart.append(contentsOf: representation[start...end])
@@ -742,7 +743,8 @@ final class TestHTTPServer: Sendable {
             end = range.lowerBound + stop
             truncated = true
         }
-        let pieceSize = delivery.bytesPerSecond.map { max(1, min(Self.writeChunkSize, $0 / 20)) }
+        let pieceSize =
+            delivery.bytesPerSecond.map { max(1, min(Self.writeChunkSize, $0 / 20)) }
             ?? Self.writeChunkSize
         let clock = ContinuousClock()
         let started = clock.now

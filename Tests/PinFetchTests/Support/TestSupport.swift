@@ -41,7 +41,8 @@ func runCLI(_ arguments: [String]) async -> CLIRun {
     let err = Capture()
     let status = await CommandLineTool.run(
         arguments,
-        output: .init(standardOutput: out.append, standardError: err.append, errorIsTerminal: false))
+        output: .init(standardOutput: out.append, standardError: err.append, errorIsTerminal: false)
+    )
     return CLIRun(status: status, standardOutput: out.value, standardError: err.value)
 }
 
