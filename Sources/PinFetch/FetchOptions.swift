@@ -12,8 +12,12 @@ public struct FetchOptions: Sendable {
     public var stallTimeout: Double? = 60
     /// Extra request header lines, `Name: value`.
     public var headers: [String] = []
-    /// A PEM file with extra trust anchors for HTTPS, or `nil`.
+    /// A PEM file of certificates to trust for HTTPS in addition to the system's, or `nil`.
     public var caFile: String? = nil
+    /// Redirects followed at most per request.
+    public var maximumRedirects = 10
+    /// Follow a redirect from `https` to `http` (refused by default: exit 7).
+    public var allowInsecureRedirect = false
     /// Seconds to wait for another process's lock on the destination, or `nil` to wait forever.
     public var lockTimeout: Double? = nil
     /// Body bytes between two checkpoints.

@@ -40,6 +40,8 @@ final class FetchRun {
     private var rehashedBytes: Int64 = 0
     private(set) var restarts = 0
     private var attempts = 0
+    /// PEM trust anchors for HTTPS: the system bundle plus `--cacert`, or `nil` for libcurl's default.
+    private let caBundle: [UInt8]?
 
     /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
     private var maximumRestarts: Int { self.options.retries + 2 }
@@ -62,6 +64,7 @@ final class FetchRun {
         self.lockPath = destination + ".part.lock"
         self.digest = RunningDigest(algorithm: self.algorithm)
         self.easy = try EasyHandle()
+        self.caBundle = try options.caFile.map { file throws(PinFetchError) in try TrustAnchors.bundle(adding: file) }
     }
 
     /// Runs the fetch to its end; never throws: a failure is in the result.
@@ -148,9 +151,9 @@ final class FetchRun {
 
     /// HEAD the URL (advisory): `nil` unless a `2xx` without a content coding came back.
     private func probe() -> Probe? {
-        let request = self.request(method: .head, headers: ["Accept-Encoding: identity"] + self.options.headers)
         let delegate = TransferDelegate()
-        guard let outcome = try? self.easy.perform(request, delegate: delegate), outcome.category == .ok,
+        let headers = ["Accept-Encoding: identity"] + self.options.headers
+        guard let outcome = try? self.perform(.head, headers: headers, delegate: delegate), outcome.category == .ok,
             let head = delegate.head, (200..<300).contains(head.status), !head.hasContentCoding
         else { return nil }
         return Probe(length: head.contentLength, validator: head.validator)
@@ -252,7 +255,7 @@ final class FetchRun {
         }
         headers += self.options.headers
         let delegate = AttemptDelegate(run: self, requestedOffset: requestedOffset)
-        let outcome = try self.easy.perform(self.request(method: .get, headers: headers), delegate: delegate)
+        let outcome = try self.perform(.get, headers: headers, delegate: delegate)
         if let failure = delegate.localFailure { throw failure }
         switch delegate.plan {
         case .write(let expectedEnd):
@@ -333,15 +336,54 @@ final class FetchRun {
         }
     }
 
-    private func request(method: TransferRequest.Method, headers: [String]) -> TransferRequest {
-        TransferRequest(
-            url: self.url,
-            method: method,
-            headers: headers,
-            connectTimeout: self.options.connectTimeout,
-            stallTimeout: self.options.stallTimeout,
-            caFile: self.options.caFile
-        )
+    /// Performs one request from the original URL, following redirects itself (at most
+    /// ``FetchOptions/maximumRedirects``), so each attempt re-resolves an expired signed target.
+    /// Credentials given with `-H` (`Authorization`, `Cookie`, `Proxy-Authorization`) are dropped
+    /// once a hop leaves the original origin (scheme, host, port); an `https` → `http` hop is
+    /// refused unless ``FetchOptions/allowInsecureRedirect``. A refused or broken redirect comes
+    /// back as a `protocolViolation` outcome.
+    private func perform(
+        _ method: TransferRequest.Method,
+        headers: [String],
+        delegate: TransferDelegate
+    ) throws(PinFetchError) -> TransferOutcome {
+        var current = self.url
+        var headers = headers
+        var hops = 0
+        while true {
+            let request = TransferRequest(
+                url: current,
+                method: method,
+                headers: headers,
+                connectTimeout: self.options.connectTimeout,
+                stallTimeout: self.options.stallTimeout,
+                caBundle: self.caBundle
+            )
+            let outcome = try self.easy.perform(request, delegate: delegate)
+            guard let location = delegate.redirectLocation else { return outcome }
+            func refuse(_ reason: String) -> TransferOutcome {
+                TransferOutcome(code: 0, message: reason, category: .protocolViolation)
+            }
+            hops += 1
+            guard hops <= self.options.maximumRedirects else {
+                return refuse("more than \(self.options.maximumRedirects) redirects")
+            }
+            guard let base = URL(string: current), let next = URL(string: location, relativeTo: base)?.absoluteURL,
+                let scheme = next.scheme?.lowercased(), next.host?.isEmpty == false
+            else { return refuse("redirect to a malformed Location") }
+            guard scheme == "http" || scheme == "https" else { return refuse("redirect to a \(scheme): URL refused") }
+            if base.scheme?.lowercased() == "https", scheme == "http", !self.options.allowInsecureRedirect {
+                return refuse("redirect from https to http refused (--allow-insecure-redirect allows it)")
+            }
+            if Origin(next) != Origin(URL(string: self.url)) {
+                headers.removeAll { line in
+                    let name = line.prefix { $0 != ":" }.trimmingWhitespace().lowercased()
+                    return ["authorization", "cookie", "proxy-authorization"].contains(name)
+                }
+            }
+            current = next.absoluteString
+            delegate.prepareForNextResponse()
+        }
     }
 
     /// Exponential back-off with jitter: `retryDelay * 2^step`, drawn in its upper half, and at
@@ -665,4 +707,18 @@ private final class AttemptDelegate: TransferDelegate {
     }
 
     override func progress(received: Int64) -> Bool { self.run.progress() }
+}
+
+/// The origin of a URL (RFC 6454): scheme, host and port, with the scheme's default port filled in.
+struct Origin: Hashable {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init?(_ url: URL?) {
+        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        self.scheme = scheme
+        self.host = host
+        self.port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
 }

@@ -24,7 +24,7 @@ public struct Arguments: Sendable {
     /// The options that take a value, long and short spellings.
     private static let valued: Set<String> = [
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
-        "--stall-timeout", "-H", "--header", "--lock-timeout",
+        "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert",
     ]
 
     /// Parses `arguments` (without the program name).
@@ -88,6 +88,12 @@ public struct Arguments: Sendable {
             case "--stall-timeout": parsed.options.stallTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)
             case "-H", "--header": parsed.options.headers.append(try Self.header(value))
+            case "--cacert":
+                guard FileManager.default.isReadableFile(atPath: value) else {
+                    throw PinFetchError(.usage, "--cacert: cannot read \(value)")
+                }
+                parsed.options.caFile = value
+            case "--allow-insecure-redirect": parsed.options.allowInsecureRedirect = true
             default: throw PinFetchError(.usage, "unknown option \(argument) (see --help)")
             }
         }

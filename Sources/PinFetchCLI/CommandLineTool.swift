@@ -48,7 +48,10 @@ public enum CommandLineTool {
               --connect-timeout S    seconds to connect (default 30)
               --stall-timeout S      seconds without a byte before retrying (default 60)
               --lock-timeout S       seconds to wait for another pinfetch on the same file (default: forever)
-          -H, --header 'Name: value' extra request header (repeatable)
+          -H, --header 'Name: value' extra request header (repeatable; Authorization, Cookie and
+                                     Proxy-Authorization are dropped when a redirect leaves the origin)
+              --cacert FILE          also trust the PEM certificates in FILE for HTTPS
+              --allow-insecure-redirect  follow a redirect from https to http
               --json                 one JSON object per file on stdout
           -q, --quiet                no progress; errors still go to stderr
           -h, --help                 this text
@@ -102,7 +105,9 @@ public enum CommandLineTool {
                 "pinfetch: \(destination): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
             )
         }
-        if parsed.json { output.standardOutput(JSONReport(result: result, exitStatus: status).line() + "\n") }
+        if parsed.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
+            output.standardOutput(JSONReport(result: result, exitStatus: status).line() + "\n")
+        }
         return status
     }
 }

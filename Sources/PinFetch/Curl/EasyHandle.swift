@@ -16,16 +16,20 @@ struct TransferRequest {
     var connectTimeout: Double?
     /// Seconds without a body byte before the transfer is abandoned (`CURLOPT_LOW_SPEED_TIME`).
     var stallTimeout: Double?
-    /// A PEM file of extra trust anchors, or `nil`.
-    var caFile: String?
-    /// Redirects followed at most.
-    var maximumRedirects = 10
+    /// PEM certificates to trust instead of libcurl's default bundle, or `nil` (`CURLOPT_CAINFO_BLOB`).
+    var caBundle: [UInt8]?
 }
 
 /// Receives what libcurl reads. Called on the thread that runs ``EasyHandle/perform(_:delegate:)``.
+///
+/// A redirect (301, 302, 303, 307, 308 with a `Location`) is not handed to the subclass: its
+/// target is kept in ``redirectLocation`` and its body is dropped; the caller decides whether to
+/// follow it (libcurl's own following is off, so the caller controls credentials per origin).
 class TransferDelegate {
     /// The most recent complete response head (the final one once the body starts).
     private(set) var head: ResponseHead?
+    /// The `Location` of a redirect answer, when the response was one.
+    private(set) var redirectLocation: String?
     private var building: ResponseHead?
     private var headDelivered = false
 
@@ -37,6 +41,14 @@ class TransferDelegate {
     /// Called often during the transfer with body bytes received so far in this request.
     /// Return `false` to abort (`CURLE_ABORTED_BY_CALLBACK`).
     func progress(received: Int64) -> Bool { true }
+
+    /// Forgets the previous response, before the next hop of a redirect chain.
+    func prepareForNextResponse() {
+        self.head = nil
+        self.redirectLocation = nil
+        self.building = nil
+        self.headDelivered = false
+    }
 
     fileprivate func headerLine(_ bytes: UnsafeRawBufferPointer) {
         let line = String(decoding: bytes, as: UTF8.self)
@@ -55,15 +67,19 @@ class TransferDelegate {
         return self.receive(body: bytes)
     }
 
-    /// Delivers the head once; `false` when the delegate refuses it.
+    /// Delivers the head once; `false` when the delegate refuses it or it is a redirect.
     fileprivate func deliverHeadIfNeeded() -> Bool {
-        guard !self.headDelivered else { return true }
+        guard !self.headDelivered else { return self.redirectLocation == nil }
         self.headDelivered = true
         guard let head = self.head else { return false }  // body before any head: refuse it
+        if [301, 302, 303, 307, 308].contains(head.status), let location = head.value("location"), !location.isEmpty {
+            self.redirectLocation = location
+            return false
+        }
         return self.receive(head: head)
     }
 
-    /// `true` once ``receive(head:)`` has been called.
+    /// `true` once the final head was looked at.
     var hasDeliveredHead: Bool { self.headDelivered }
 }
 
@@ -105,8 +121,7 @@ struct EasyHandle: ~Copyable {
             set(ccurl_easy_setopt_long(raw, CURLOPT_NOSIGNAL, 1))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROTOCOLS_STR, "http,https"))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
-            set(ccurl_easy_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 1))
-            set(ccurl_easy_setopt_long(raw, CURLOPT_MAXREDIRS, request.maximumRedirects))
+            set(ccurl_easy_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 0))  // FetchRun follows, per origin
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_USERAGENT, "pinfetch/\(PinFetchVersion.current)"))
             set(ccurl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 512 * 1024))
             set(ccurl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headerList))
@@ -118,7 +133,17 @@ struct EasyHandle: ~Copyable {
                 set(ccurl_easy_setopt_long(raw, CURLOPT_LOW_SPEED_LIMIT, 1))
                 set(ccurl_easy_setopt_long(raw, CURLOPT_LOW_SPEED_TIME, Int(max(1, seconds.rounded(.up)))))
             }
-            if let caFile = request.caFile { set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO, caFile)) }
+            if let bundle = request.caBundle {
+                bundle.withUnsafeBytes { bytes in
+                    // libcurl copies the blob (CURL_BLOB_COPY), so it need not outlive this call.
+                    var blob = curl_blob(
+                        data: UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                        len: bytes.count,
+                        flags: UInt32(CURL_BLOB_COPY)
+                    )
+                    set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO_BLOB, &blob))
+                }
+            }
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context))
             set(
                 ccurl_easy_setopt_header_function(raw) { data, size, count, context in
@@ -149,7 +174,8 @@ struct EasyHandle: ~Copyable {
             guard setup == CURLE_OK else { return setup }
             return curl_easy_perform(raw)
         }
-        if code == CURLE_OK, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
+        // No body (HEAD, a 3xx or an empty answer): the head is still looked at.
+        if code == CURLE_OK || delegate.head != nil, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
         let text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         return TransferOutcome(
             code: Int(code.rawValue),
