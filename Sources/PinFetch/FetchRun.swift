@@ -40,6 +40,8 @@ final class FetchRun {
     private var rehashedBytes: Int64 = 0
     private(set) var restarts = 0
     private var attempts = 0
+    /// `true` when the destination already held the pinned file.
+    private var alreadyComplete = false
     /// PEM trust anchors for HTTPS: the system bundle plus `--cacert`, or `nil` for libcurl's default.
     private let caBundle: [UInt8]?
 
@@ -73,7 +75,7 @@ final class FetchRun {
         do throws(PinFetchError) {
             let digest = try self.fetch()
             result.digest = Pin.hex(digest)
-            result.status = self.resumedFrom > 0 ? .resumed : .downloaded
+            result.status = self.alreadyComplete ? .alreadyComplete : self.resumedFrom > 0 ? .resumed : .downloaded
         } catch {
             result.error = error
         }
@@ -95,6 +97,7 @@ final class FetchRun {
             control.isCancelled
         }
         defer { lock.release() }
+        if let digest = try self.verifyExistingDestination() { return digest }
 
         let probe = self.probe()
         var decision = ResumeDecision.startOver(.noCheckpoint)
@@ -149,6 +152,23 @@ final class FetchRun {
         }
     }
 
+    /// With a pin, a regular file already at the destination that matches it is the result: no
+    /// request is made (`already-complete`), and a leftover partial is removed. Returns `nil`
+    /// when there is no such file; a file that does not match is replaced atomically later.
+    private func verifyExistingDestination() throws(PinFetchError) -> [UInt8]? {
+        guard let pin = self.pin, FileSystem.isRegularFile(self.destination) else { return nil }
+        let existing = try PartialFile(path: self.destination, readOnly: true)
+        let size = try existing.size()
+        try self.rehash(existing, upTo: size)
+        let digest = self.digest.finalize()
+        self.digest.reset()
+        guard digest == pin.digest else { return nil }
+        try self.discardPartial()
+        self.offset = size
+        self.alreadyComplete = true
+        return digest
+    }
+
     /// HEAD the URL (advisory): `nil` unless a `2xx` without a content coding came back.
     private func probe() -> Probe? {
         let delegate = TransferDelegate()
@@ -168,6 +188,7 @@ final class FetchRun {
         if let restored {
             self.digest = restored
         } else {
+            self.digest = RunningDigest(algorithm: self.algorithm)
             try self.rehash(partial, upTo: checkpoint.offset)
         }
         self.offset = checkpoint.offset
@@ -179,8 +200,8 @@ final class FetchRun {
         self.lastCheckpointOffset = checkpoint.offset
     }
 
+    /// Feeds the first `end` bytes of `partial` to `digest`, counting them in `rehashedBytes`.
     private func rehash(_ partial: PartialFile, upTo end: Int64) throws(PinFetchError) {
-        self.digest = RunningDigest(algorithm: self.algorithm)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var position: Int64 = 0
@@ -189,7 +210,7 @@ final class FetchRun {
                 rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))]
             )
             let count = try partial.read(into: slice, at: position)
-            guard count > 0 else { throw PinFetchError(.fileIO, "\(self.partialPath) ended at byte \(position)") }
+            guard count > 0 else { throw PinFetchError(.fileIO, "\(partial.path) ended at byte \(position)") }
             self.digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
             position += Int64(count)
         }

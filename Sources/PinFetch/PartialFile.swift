@@ -9,9 +9,10 @@ final class PartialFile {
     let path: String
     private let descriptor: Int32
 
-    /// Opens `path`, creating it (mode 0644) when absent.
-    init(path: String) throws(PinFetchError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    /// Opens `path` for reading and writing, creating it (mode 0644) when absent; or, with
+    /// `readOnly`, opens an existing file for reading only.
+    init(path: String, readOnly: Bool = false) throws(PinFetchError) {
+        let fd = readOnly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileSystem.error("cannot open", path) }
         self.path = path
         self.descriptor = fd
@@ -75,6 +76,12 @@ enum FileSystem {
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
+    }
+
+    /// `true` when `path` names a regular file (following symbolic links).
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// Size in bytes of the file at `path`, or `nil` when there is none.

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// Servers that answer HEAD badly, frame bodies oddly, or change on every request (issue 3).
+struct ServerBehaviourTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0"]
+    static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }
+
+    func fetch(_ server: TestHTTPServer, into directory: String, _ extra: [String] = []) async -> CLIRun {
+        await runCLI(Self.quiet + extra + ["-o", "\(directory)/out.bin", server.url()])
+    }
+
+    @Test(arguments: [403, 405, 501])
+    func `a refused HEAD still lets a matching partial be resumed`(status: Int) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.faults = TestFaults(headStatus: status)
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                #expect(await self.fetch(server, into: directory, ["--retries", "0"]).status == 4)
+                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
+                #expect(run.status == 0)
+                #expect(run.int("resumed_from") == 400_000)
+                #expect(server.getRequests.last?.header("If-Range") == Fixtures.etagA)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test func `a HEAD length that disagrees with the GET does not decide completeness`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.handler = { request, _ in
+                guard request.method == "HEAD" else { return nil }
+                return TestResponse(
+                    status: 200,
+                    headers: [(name: "ETag", value: Fixtures.etagA), (name: "Content-Length", value: "5000000")]
+                )
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
+                #expect(run.status == 0)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test func `a chunked body without its last chunk is a truncation, not a finished file`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.enqueueFaults(TestFaults(chunkedWithoutTerminator: true))
+            try await withTemporaryDirectory { directory in
+                let first = await self.fetch(server, into: directory, ["--retries", "0", "--sha256", Fixtures.sha256A])
+                #expect(first.status == 4)
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/out.bin"))
+                server.faults = TestFaults(omitContentLength: true)
+                let second = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
+                #expect(second.status == 0)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test func `a server whose ETag changes on every request ends the run after the retries`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.handler = { request, index in
+                guard request.method == "GET" else { return nil }
+                return TestResponse(
+                    status: 200,
+                    headers: [(name: "ETag", value: "\"v\(index)\"")],
+                    body: Fixtures.a,
+                    closeAfterBodyBytes: 400_000
+                )
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await self.fetch(server, into: directory, ["--retries", "3"])
+                #expect(run.status == 4)
+                #expect(server.getRequests.count == 4)
+                #expect(run.int("restarts") == 3)
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/out.bin"))
+            }
+        }
+    }
+
+    @Test func `a server that always answers 200 and drops ends the run after the retries`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.faults = TestFaults(closeAfterBodyBytes: 300_000, ignoreRange: true)
+            try await withTemporaryDirectory { directory in
+                let run = await self.fetch(server, into: directory, ["--retries", "2"])
+                #expect(run.status == 4)
+                #expect(server.getRequests.count == 3)
+                #expect(run.int("restarts") == 2)
+            }
+        }
+    }
+
+    @Test(arguments: ["2/29/24 11:29 AM", "", "Fri, 31 Dec 9999 23:59:59 GMT"])
+    func `a Last-Modified that cannot be a strong validator is never used to resume`(value: String) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, lastModified: value)) { server in
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                #expect(await self.fetch(server, into: directory, ["--retries", "0"]).status == 4)
+                #expect(listing(directory).isEmpty)  // nothing a later run could trust
+                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
+                #expect(run.status == 0)
+                #expect(server.requests.allSatisfy { $0.header("If-Range") == nil && $0.header("Range") == nil })
+            }
+        }
+    }
+
+    @Test(arguments: [
+        "\"9e107d9d372bb6826bd81d3542a419d6\"", "\"9e107d9d372bb6826bd81d3542a419d6-14\"", "\"\(Fixtures.sha256B)\"",
+    ])
+    func `an ETag that looks like a digest is only a validator`(etag: String) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: etag)) { server in
+            try await withTemporaryDirectory { directory in
+                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
+                #expect(run.status == 0)
+                let mismatch = await runCLI(
+                    Self.quiet + ["--sha256", Fixtures.sha256B, "-o", "\(directory)/b.bin", server.url()]
+                )
+                #expect(mismatch.status == 9)
+            }
+        }
+    }
+}
