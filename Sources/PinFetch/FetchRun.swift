@@ -235,7 +235,14 @@ final class FetchRun {
             if self.control.isCancelled { try self.stopForCancellation() }
             self.attempts += 1
             let before = self.offset
-            switch try self.attempt() {
+            let result: AttemptResult
+            do {
+                result = try self.attempt()
+            } catch {
+                try self.keepForLaterRun(after: error)  // e.g. a full disk: cut back to the checkpoint
+                throw error
+            }
+            switch result {
             case .complete, .finalize:
                 return
             case .moreToFetch:

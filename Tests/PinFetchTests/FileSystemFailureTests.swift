@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import PinFetch
+
+/// A full disk and a read-only directory, on a small tmpfs the test mounts (root only; the
+/// tests are skipped where the machine does not allow mounting).
+struct FileSystemFailureTests {
+    static let canMount: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = FileManager.default.temporaryDirectory.appending(path: "pinfetch-mount-probe-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: probe) }
+        guard command("/bin/mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe) == 0 else { return false }
+        return command("/bin/umount", probe) == 0
+    }()
+
+    @discardableResult
+    static func command(_ path: String, _ arguments: String...) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(filePath: path)
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Runs `body` with a tmpfs of `size` mounted on a fresh directory.
+    func withTmpfs(size: String, _ body: (String) async throws -> Void) async throws {
+        try await withTemporaryDirectory { directory in
+            try #require(Self.command("/bin/mount", "-t", "tmpfs", "-o", "size=\(size)", "tmpfs", directory) == 0)
+            defer { Self.command("/bin/umount", directory) }
+            try await body(directory)
+        }
+    }
+
+    @Test(.enabled(if: Self.canMount, "needs root and mount"))
+    func `a full disk is exit 3 and leaves a partial cut back to its checkpoint`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+            try await self.withTmpfs(size: "600k") { directory in
+                var options = FetchOptions()
+                options.checkpointInterval = 128 * 1024
+                options.retryDelay = 0
+                let output = "\(directory)/out.bin"
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let failed = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
+                let error = try #require(failed.error)
+                #expect(error.code.exitStatus == 3)
+                #expect(error.message.contains(output + ".part"))
+                #expect(!FileManager.default.fileExists(atPath: output))
+                let kept = try #require(FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int)
+                let saved = try #require(contents(output + ".part.state"))
+                #expect(Checkpoint(decoding: saved)?.offset == Int64(kept))  // cut back to the durable checkpoint
+                #expect(kept > 0)
+                #expect(contents(output + ".part") == Array(Fixtures.a[..<kept]))
+
+                try #require(Self.command("/bin/mount", "-o", "remount,size=4m", directory) == 0)
+                let resumed = await runCLI(["-q", "--json", "--sha256", Fixtures.sha256A, "-o", output, server.url()])
+                #expect(resumed.status == 0)
+                #expect(resumed.int("resumed_from") == kept)
+                #expect(resumed.int("rehashed_bytes") == 0)
+                #expect(contents(output) == Fixtures.a)
+            }
+        }
+    }
+
+    @Test(.enabled(if: Self.canMount, "needs root and mount"))
+    func `a read-only directory is exit 3 naming the path`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+            try await self.withTmpfs(size: "4m") { directory in
+                try #require(Self.command("/bin/mount", "-o", "remount,ro", directory) == 0)
+                let run = await runCLI(["-q", "--json", "-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 3)
+                #expect(run.standardError.contains("\(directory)/out.bin"))
+                #expect(listing(directory).isEmpty)
+            }
+        }
+    }
+}
