@@ -20,6 +20,9 @@ struct TestResource: Sendable {
     var lastModified: String?
     /// `Content-Type` header value.
     var contentType: String = "application/octet-stream"
+    /// When set, the representation is `body` repeated cyclically up to this many bytes, generated
+    /// as it is sent (for files larger than memory should hold, e.g. 5 GiB). No gzip then.
+    var repeatedLength: Int? = nil
 
     /// Creates a resource; validators default to none.
     init(
@@ -538,7 +541,7 @@ final class TestHTTPServer: Sendable {
             return self.sendSimple(fd, status: status, extraHeaders: extra, isHead: true)
         }
         let gzipped = Self.shouldGzip(request, faults)
-        let length = gzipped ? TestGzip.encode(resource.body).count : resource.body.count
+        let length = gzipped ? TestGzip.encode(resource.body).count : resource.repeatedLength ?? resource.body.count
         var headers = Self.representationHeaders(resource, gzipped: gzipped)
         if !faults.omitContentLength && !faults.chunkedWithoutTerminator {
             headers.append((name: "Content-Length", value: String(length)))
@@ -569,7 +572,7 @@ final class TestHTTPServer: Sendable {
 
         let gzipped = Self.shouldGzip(request, faults)
         let representation = gzipped ? TestGzip.encode(resource.body) : resource.body
-        let length = representation.count
+        let length = gzipped ? representation.count : resource.repeatedLength ?? representation.count
         var headers = Self.representationHeaders(resource, gzipped: gzipped)
         var status = 200
         var delivery = Delivery(payload: representation, range: 0..<length)
@@ -753,14 +756,16 @@ final class TestHTTPServer: Sendable {
             if self.isShutDown {
                 return .abort
             }
-            let count = min(pieceSize, end - offset)
+            // A repeated resource is generated from its period: offset modulo the payload size.
+            let start = offset % delivery.payload.count
+            let count = min(pieceSize, end - offset, delivery.payload.count - start)
             if delivery.chunked {
                 guard self.sendAll(fd, Array((String(count, radix: 16) + "\r\n").utf8)) else {
                     return .abort
                 }
             }
             let (written, ok) = delivery.payload.withUnsafeBytes { raw in
-                self.send(fd, raw.baseAddress! + offset, count)
+                self.send(fd, raw.baseAddress! + start, count)
             }
             self.state.withLock { $0.bodyBytesSent += written }
             guard ok else {
