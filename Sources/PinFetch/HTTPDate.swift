@@ -1,3 +1,5 @@
+import Foundation
+
 /// Parses HTTP-dates (RFC 9110 §5.6.7) into seconds since 1970-01-01T00:00:00Z.
 ///
 /// Accepts the three forms a recipient must: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`),
@@ -10,7 +12,8 @@ enum HTTPDate {
     private static let longDays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
     /// Seconds since the Unix epoch, or `nil` when `text` is not an HTTP-date.
-    static func parse(_ text: some StringProtocol) -> Int64? {
+    /// - Parameter currentYear: The year two-digit RFC 850 years are read against.
+    static func parse(_ text: some StringProtocol, currentYear: Int = HTTPDate.currentYear) -> Int64? {
         let fields = text.split(separator: " ", omittingEmptySubsequences: true).map { $0.lowercased() }
         guard let first = fields.first, fields.count >= 4, fields.count <= 6 else { return nil }
         if first.hasSuffix(",") {
@@ -23,11 +26,13 @@ enum HTTPDate {
             if Self.longDays.contains(day), fields.count == 4, fields[3] == "gmt" {
                 // rfc850-date: day-name-l "," SP 2DIGIT "-" month "-" 2DIGIT SP time SP "GMT"
                 let parts = fields[1].split(separator: "-", omittingEmptySubsequences: false)
-                guard parts.count == 3, parts[0].count == 2, parts[2].count == 2, let yy = Int(parts[2]) else {
+                guard parts.count == 3, parts[0].count == 2, parts[2].count == 2, let yy = Self.number(parts[2]) else {
                     return nil
                 }
-                // RFC 9110 §5.6.7: a two-digit year more than 50 years ahead is in the past century.
-                let year = yy < 70 ? 2000 + yy : 1900 + yy
+                // RFC 9110 §5.6.7: a two-digit year that appears more than 50 years in the future
+                // is the most recent past year with the same last two digits.
+                var year = currentYear / 100 * 100 + yy
+                if year > currentYear + 50 { year -= 100 }
                 return Self.make(day: String(parts[0]), month: String(parts[1]), year: String(year), time: fields[2])
             }
             return nil
@@ -50,6 +55,11 @@ enum HTTPDate {
         guard day <= Self.daysIn(month: month, year: year) else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
         return days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+    }
+
+    /// This machine's current UTC year.
+    static var currentYear: Int {
+        Int(Date().timeIntervalSince1970 / 86_400 / 365.2425) + 1970
     }
 
     private static func number(_ text: some StringProtocol) -> Int? {

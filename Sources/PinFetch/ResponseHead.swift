@@ -11,7 +11,9 @@ struct ResponseHead: Sendable {
     /// Parses a status line such as `HTTP/1.1 206 Partial Content` or `HTTP/2 200`.
     init?(statusLine: some StringProtocol) {
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].count == 3, let status = Int(parts[1]) else {
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].utf8.count == 3,
+            parts[1].utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let status = Int(parts[1])
+        else {
             return nil
         }
         self.status = status

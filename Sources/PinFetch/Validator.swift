@@ -53,7 +53,7 @@ public struct Validator: Hashable, Sendable, Codable {
             guard let theirs = other.entityTag else { return nil }
             return other.hasStrongEntityTag && theirs == tag  // strong comparison, §8.8.3.2
         }
-        if self.lastModifiedIsStrong, let date = self.lastModified {
+        if self.entityTag == nil, self.lastModifiedIsStrong, let date = self.lastModified {
             if other.hasStrongEntityTag { return false }  // the server changed how it validates
             guard let theirs = other.lastModified else { return nil }
             return HTTPDate.parse(theirs) == HTTPDate.parse(date)

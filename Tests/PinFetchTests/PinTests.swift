@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+
+@testable import PinFetch
+
+/// `Pin(parsing:)` and `Pin(sha256Hex:)`: every spelling of `--sha256` and `--checksum`
+/// (DESIGN.md, "Command line"), checked against published test vectors of "abc".
+struct PinTests {
+    /// SHA-256("abc"), FIPS 180-2 appendix B.1.
+    static let sha256Hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    /// SHA-512("abc"), FIPS 180-2 appendix C.1.
+    static let sha512Hex =
+        "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+        + "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
+    /// The same digests in base64, as SRI writes them.
+    static let sha256Base64 = "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
+    static let sha512Base64 =
+        "3a81oZNherrMQXNJriBBMRLm+k6JqX6iCp7u5ktV05ohkpkqJ0/BqDa6PCOj/uu9RU1EI2Q86A4qmslPpUyknw=="
+    /// SHA-384("abc") in base64: an algorithm pinfetch does not support.
+    static let sha384Base64 = "ywB1P0WjXou1oD1pmsZQBycsMqsO3tFjGotgWkP/W+2AhgcroefMI1i67KE0yCWn"
+
+    /// The digest bytes of `hex`, decoded here rather than by the code under test.
+    static func bytes(_ hex: String) -> [UInt8] {
+        let digits = Array(hex.utf8)
+        return stride(from: 0, to: digits.count, by: 2).map { index in
+            UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16)!
+        }
+    }
+
+    /// Mixed case: upper-case every other letter.
+    static func mixedCase(_ text: String) -> String {
+        String(text.enumerated().map { $0.offset % 2 == 0 ? Character($0.element.uppercased()) : $0.element })
+    }
+
+    @Test func `the test vectors agree with their base64 forms`() {
+        #expect(Data(base64Encoded: Self.sha256Base64).map { [UInt8]($0) } == Self.bytes(Self.sha256Hex))
+        #expect(Data(base64Encoded: Self.sha512Base64).map { [UInt8]($0) } == Self.bytes(Self.sha512Hex))
+        #expect(Self.bytes(Self.sha256Hex).count == 32)
+        #expect(Self.bytes(Self.sha512Hex).count == 64)
+    }
+
+    static let sha256Specs = [
+        PinTests.sha256Hex,
+        PinTests.sha256Hex.uppercased(),
+        PinTests.mixedCase(PinTests.sha256Hex),
+        "sha256:\(PinTests.sha256Hex)",
+        "SHA256:\(PinTests.sha256Hex.uppercased())",
+        "sha-256:\(PinTests.sha256Hex)",
+        "  sha256:\(PinTests.sha256Hex)  ",
+        "sha256-\(PinTests.sha256Base64)",
+        "SHA256-\(PinTests.sha256Base64)",
+        "sha256-\(PinTests.sha256Base64)?ct=application/octet-stream",
+        "sha384-\(PinTests.sha384Base64) sha256-\(PinTests.sha256Base64)",
+        "md5-kAFQmDzST7DWlj99KOF/cg== sha256-\(PinTests.sha256Base64)",
+        "sha256-\(PinTests.sha256Base64) sha384-\(PinTests.sha384Base64)",
+        "sha1-qZk+NkcGgWq6PiVxeFDCbJzQ2J0=\tsha256-\(PinTests.sha256Base64)",
+    ]
+
+    @Test(arguments: Self.sha256Specs)
+    func `SHA-256 spellings parse to the digest of abc`(spec: String) throws {
+        let pin = try Pin(parsing: spec)
+        #expect(pin.algorithm == .sha256)
+        #expect(pin.digest == Self.bytes(Self.sha256Hex))
+        #expect(pin.hex == Self.sha256Hex)
+        #expect(pin.description == "sha256:\(Self.sha256Hex)")
+    }
+
+    static let sha512Specs = [
+        PinTests.sha512Hex,
+        PinTests.sha512Hex.uppercased(),
+        PinTests.mixedCase(PinTests.sha512Hex),
+        "sha512:\(PinTests.sha512Hex)",
+        "Sha512:\(PinTests.mixedCase(PinTests.sha512Hex))",
+        "sha-512:\(PinTests.sha512Hex)",
+        "sha512-\(PinTests.sha512Base64)",
+        "sha512-\(PinTests.sha512Base64)?a?b",
+        "sha256-\(PinTests.sha256Base64) sha512-\(PinTests.sha512Base64)",
+        "sha512-\(PinTests.sha512Base64) sha256-\(PinTests.sha256Base64)",
+        "sha256-\(PinTests.sha256Base64)?x sha384-\(PinTests.sha384Base64) sha512-\(PinTests.sha512Base64)?y",
+        "md5-kAFQmDzST7DWlj99KOF/cg==   sha512-\(PinTests.sha512Base64)",
+    ]
+
+    @Test(arguments: Self.sha512Specs)
+    func `SHA-512 spellings and the strongest SRI token parse to the digest of abc`(spec: String) throws {
+        let pin = try Pin(parsing: spec)
+        #expect(pin.algorithm == .sha512)
+        #expect(pin.digest == Self.bytes(Self.sha512Hex))
+        #expect(pin.hex == Self.sha512Hex)
+    }
+
+    static let malformedSpecs = [
+        "",
+        "   ",
+        String(PinTests.sha256Hex.dropLast()),  // 63 digits
+        PinTests.sha256Hex + "0",  // 65 digits
+        String(PinTests.sha512Hex.dropLast()),  // 127 digits
+        PinTests.sha512Hex + "0",  // 129 digits
+        "abc",
+        String(repeating: "g", count: 64),
+        String(PinTests.sha256Hex.dropLast()) + "z",
+        "sha256:12",
+        "sha256:",
+        "sha256:\(PinTests.sha512Hex)",  // a SHA-512 length under the SHA-256 label
+        "sha512:\(PinTests.sha256Hex)",
+        "sha256:\(String(PinTests.sha256Hex.dropLast()))x",
+        "sha256: \(PinTests.sha256Hex)",
+        "md5:d41d8cd98f00b204e9800998ecf8427e",
+        "sha1:da39a3ee5e6b4b0d3255bfef95601890afd80709",
+        "sha384:\(PinTests.sha512Hex)",
+        "sha256-!!!!",
+        "sha256-",
+        "sha256-\(PinTests.sha512Base64)",  // base64 of 64 bytes under sha256
+        "sha512-\(PinTests.sha256Base64)",  // base64 of 32 bytes under sha512
+        "sha256-\(PinTests.sha256Base64.dropLast())",  // padding cut
+        "sha256-\(PinTests.sha256Base64) sha512-%%%%",  // a malformed supported token is an error
+        "sha384-\(PinTests.sha384Base64)",  // only unsupported algorithms
+        "md5-kAFQmDzST7DWlj99KOF/cg==",
+        "xyz",
+        "sha256 \(PinTests.sha256Hex)",
+    ]
+
+    @Test(arguments: Self.malformedSpecs)
+    func `malformed pin is a usage error`(spec: String) {
+        let error = #expect(throws: PinFetchError.self) { try Pin(parsing: spec) }
+        #expect(error?.code == .usage)
+        #expect(error?.code.exitStatus == 2)
+        #expect(error?.message.isEmpty == false)
+    }
+
+    @Test(arguments: [
+        PinTests.sha256Hex, PinTests.sha256Hex.uppercased(), PinTests.mixedCase(PinTests.sha256Hex),
+    ])
+    func `--sha256 takes 64 hex digits in any case`(hex: String) throws {
+        let pin = try Pin(sha256Hex: hex)
+        #expect(pin.algorithm == .sha256)
+        #expect(pin.digest == Self.bytes(Self.sha256Hex))
+    }
+
+    @Test(arguments: [
+        "",
+        "sha256:\(PinTests.sha256Hex)",
+        "sha256-\(PinTests.sha256Base64)",
+        PinTests.sha512Hex,
+        String(PinTests.sha256Hex.dropLast()),
+        PinTests.sha256Hex + "a",
+        " \(PinTests.sha256Hex)",
+        String(PinTests.sha256Hex.dropLast()) + "g",
+        String(repeating: "\u{FF10}", count: 64),  // fullwidth zeros: hex digits to Unicode, not to us
+    ])
+    func `--sha256 rejects anything but 64 hex digits`(hex: String) {
+        let error = #expect(throws: PinFetchError.self) { try Pin(sha256Hex: hex) }
+        #expect(error?.code.exitStatus == 2)
+    }
+
+    @Test(arguments: [(HashAlgorithm.sha256, 31), (.sha256, 33), (.sha256, 64), (.sha512, 32), (.sha512, 0)])
+    func `raw digests of the wrong length are a usage error`(algorithm: HashAlgorithm, count: Int) {
+        let error = #expect(throws: PinFetchError.self) {
+            try Pin(algorithm: algorithm, digest: [UInt8](repeating: 7, count: count))
+        }
+        #expect(error?.code.exitStatus == 2)
+    }
+
+    @Test func `hex is lower case`() {
+        #expect(Pin.hex([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
+        #expect(Pin.hex([]) == "")
+    }
+}

@@ -1,0 +1,223 @@
+import Testing
+
+@testable import PinFetch
+
+/// DESIGN.md "The resume decision", step 3: what the checkpoint and the HEAD probe allow.
+struct ResumeDecisionTests {
+    static let url = "http://example.test/file.bin"
+    static let strong = Validator(entityTag: #""v1""#, lastModified: nil)
+    static let changed = Validator(entityTag: #""v2""#, lastModified: nil)
+    static let weak = Validator(entityTag: #"W/"v1""#, lastModified: nil)
+    static let none = Validator(entityTag: nil, lastModified: nil)
+    static let modified = "Sun, 06 Nov 1994 08:49:37 GMT"
+    static let strongDate = Validator(
+        entityTag: nil,
+        lastModified: ResumeDecisionTests.modified,
+        date: "Sun, 06 Nov 1994 09:00:00 GMT"
+    )
+
+    static func checkpoint(
+        url: String = ResumeDecisionTests.url,
+        validator: Validator = ResumeDecisionTests.strong,
+        totalLength: Int64? = 1000,
+        offset: Int64 = 400,
+        algorithm: HashAlgorithm = .sha256
+    ) -> Checkpoint {
+        Checkpoint(
+            url: url,
+            validator: validator,
+            totalLength: totalLength,
+            offset: offset,
+            algorithm: algorithm,
+            hashState: [],
+            hashStateSize: 0,
+            libraryVersion: 0
+        )
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var checkpoint: Checkpoint? = ResumeDecisionTests.checkpoint()
+        var partialSize: Int64? = 400
+        var algorithm: HashAlgorithm = .sha256
+        var probe: Probe? = Probe(length: 1000, validator: ResumeDecisionTests.strong)
+        var expected: ResumeDecision
+        var testDescription: String { self.label }
+    }
+
+    static let cases: [Case] = [
+        Case(label: "same strong ETag, remote longer", expected: .resume(from: 400)),
+        Case(label: "no partial", partialSize: nil, expected: .startOver(.noPartial)),
+        Case(
+            label: "no partial and no checkpoint",
+            checkpoint: nil,
+            partialSize: nil,
+            expected: .startOver(.noPartial)
+        ),
+        Case(label: "no checkpoint", checkpoint: nil, expected: .startOver(.noCheckpoint)),
+        Case(
+            label: "checkpoint at offset 0",
+            checkpoint: Self.checkpoint(offset: 0),
+            expected: .startOver(.noCheckpoint)
+        ),
+        Case(
+            label: "checkpoint for another URL",
+            checkpoint: Self.checkpoint(url: Self.url + "?v=2"),
+            expected: .startOver(.differentURL)
+        ),
+        Case(
+            label: "checkpoint with another algorithm",
+            checkpoint: Self.checkpoint(algorithm: .sha512),
+            expected: .startOver(.differentAlgorithm)
+        ),
+        Case(
+            label: "pin now asks for SHA-512",
+            algorithm: .sha512,
+            expected: .startOver(.differentAlgorithm)
+        ),
+        Case(
+            label: "weak ETag only",
+            checkpoint: Self.checkpoint(validator: Self.weak),
+            probe: Probe(length: 1000, validator: Self.weak),
+            expected: .startOver(.noStrongValidator)
+        ),
+        Case(
+            label: "no validator",
+            checkpoint: Self.checkpoint(validator: Self.none),
+            probe: Probe(length: 1000, validator: Self.none),
+            expected: .startOver(.noStrongValidator)
+        ),
+        Case(
+            label: "Last-Modified that is not strong",
+            checkpoint: Self.checkpoint(validator: Validator(entityTag: nil, lastModified: Self.modified)),
+            expected: .startOver(.noStrongValidator)
+        ),
+        Case(
+            label: "partial shorter than its checkpoint",
+            partialSize: 399,
+            expected: .startOver(.partialShorterThanCheckpoint)
+        ),
+        Case(label: "partial longer than its checkpoint: truncate", partialSize: 700, expected: .resume(from: 400)),
+        Case(
+            label: "probe with a changed ETag",
+            probe: Probe(length: 1000, validator: Self.changed),
+            expected: .startOver(.validatorChanged)
+        ),
+        Case(
+            label: "probe with a weak ETag now",
+            probe: Probe(length: 1000, validator: Self.weak),
+            expected: .startOver(.validatorChanged)
+        ),
+        Case(
+            label: "probe with a changed ETag and no length",
+            probe: Probe(length: nil, validator: Self.changed),
+            expected: .startOver(.validatorChanged)
+        ),
+        Case(
+            label: "remote shorter than the offset: local larger",
+            checkpoint: Self.checkpoint(totalLength: nil),
+            probe: Probe(length: 300, validator: Self.strong),
+            expected: .startOver(.localLarger)
+        ),
+        Case(
+            label: "remote one byte shorter than the offset",
+            checkpoint: Self.checkpoint(totalLength: nil),
+            probe: Probe(length: 399, validator: Self.strong),
+            expected: .startOver(.localLarger)
+        ),
+        Case(
+            label: "remote length equal, same validator: finalize",
+            checkpoint: Self.checkpoint(offset: 1000),
+            partialSize: 1000,
+            expected: .finalize
+        ),
+        Case(
+            label: "remote length equal, no total in the checkpoint: finalize",
+            checkpoint: Self.checkpoint(totalLength: nil, offset: 1000),
+            partialSize: 1000,
+            expected: .finalize
+        ),
+        Case(
+            label: "remote length equal, probe without validator: the GET decides",
+            checkpoint: Self.checkpoint(offset: 1000),
+            partialSize: 1000,
+            probe: Probe(length: 1000, validator: Self.none),
+            expected: .resume(from: 1000)
+        ),
+        Case(
+            label: "probe without validator, remote longer",
+            probe: Probe(length: 1000, validator: Self.none),
+            expected: .resume(from: 400)
+        ),
+        Case(label: "no probe", probe: nil, expected: .resume(from: 400)),
+        Case(
+            label: "no probe, complete partial",
+            checkpoint: Self.checkpoint(offset: 1000),
+            partialSize: 1000,
+            probe: nil,
+            expected: .resume(from: 1000)
+        ),
+        Case(
+            label: "probe without length",
+            probe: Probe(length: nil, validator: Self.strong),
+            expected: .resume(from: 400)
+        ),
+        Case(
+            label: "checkpoint total differs from the probe length",
+            probe: Probe(length: 2000, validator: Self.strong),
+            expected: .startOver(.lengthChanged)
+        ),
+        Case(
+            label: "checkpoint total differs, probe without validator",
+            probe: Probe(length: 999, validator: Self.none),
+            expected: .startOver(.lengthChanged)
+        ),
+        Case(
+            label: "no total in the checkpoint, remote longer",
+            checkpoint: Self.checkpoint(totalLength: nil),
+            probe: Probe(length: 5_000_000_000, validator: Self.strong),
+            expected: .resume(from: 400)
+        ),
+        Case(
+            label: "offset past 4 GiB",
+            checkpoint: Self.checkpoint(totalLength: 6_000_000_000, offset: 5_000_000_000),
+            partialSize: 5_000_000_000,
+            probe: Probe(length: 6_000_000_000, validator: Self.strong),
+            expected: .resume(from: 5_000_000_000)
+        ),
+        Case(
+            label: "strong Last-Modified, same",
+            checkpoint: Self.checkpoint(validator: Self.strongDate),
+            probe: Probe(length: 1000, validator: Validator(entityTag: nil, lastModified: Self.modified)),
+            expected: .resume(from: 400)
+        ),
+        Case(
+            label: "strong Last-Modified, changed",
+            checkpoint: Self.checkpoint(validator: Self.strongDate),
+            probe: Probe(
+                length: 1000,
+                validator: Validator(entityTag: nil, lastModified: "Mon, 07 Nov 1994 00:00:00 GMT")
+            ),
+            expected: .startOver(.validatorChanged)
+        ),
+        Case(
+            label: "strong Last-Modified, complete",
+            checkpoint: Self.checkpoint(validator: Self.strongDate, offset: 1000),
+            partialSize: 1000,
+            probe: Probe(length: 1000, validator: Self.strongDate),
+            expected: .finalize
+        ),
+    ]
+
+    @Test(arguments: Self.cases)
+    func `the resume decision follows DESIGN.md`(decision: Case) {
+        let result = ResumeDecision.decide(
+            checkpoint: decision.checkpoint,
+            partialSize: decision.partialSize,
+            url: Self.url,
+            algorithm: decision.algorithm,
+            probe: decision.probe
+        )
+        #expect(result == decision.expected)
+    }
+}
