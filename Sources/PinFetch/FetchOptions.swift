@@ -21,7 +21,7 @@ public struct FetchOptions: Sendable {
     /// Seconds to wait for another process's lock on the destination, or `nil` to wait forever.
     public var lockTimeout: Double? = nil
     /// Body bytes between two checkpoints.
-    public var checkpointInterval: Int64 = 16 << 20
+    public var checkpointInterval: Int64 = 32 << 20
     /// Seconds between two checkpoints while bytes arrive.
     public var checkpointPeriod: Double = 2
     /// Called from the transfer thread as bytes arrive (a few times a second at most).

@@ -4,9 +4,15 @@ import Foundation
 /// One fetch of one URL to one destination, on one thread: the resume decision, the GET
 /// attempts with retries, checkpoints, and the verified commit (DESIGN.md).
 ///
-/// Invariants: `offset` bytes of `<dest>.part` are covered by `digest`; a checkpoint on disk
-/// never describes more bytes than were `fsync`ed; nothing reaches `destination` unverified.
-final class FetchRun {
+/// Invariants: `offset` bytes of `<dest>.part` are covered by `digest` whenever no body is
+/// streaming; a checkpoint on disk never describes more bytes than were `fsync`ed; nothing
+/// reaches `destination` unverified.
+///
+/// `@unchecked Sendable`: a run belongs to its transfer thread. While a body streams, a
+/// ``HashingPipeline`` owns `digest` and writes checkpoints from its own threads, reading only
+/// what the response head fixed before the first body byte (`validator`, `totalLength`,
+/// `partial`); ``HashingPipeline/finish()`` hands everything back before the run reads it.
+final class FetchRun: @unchecked Sendable {
     let url: String
     let destination: String
     let pin: Pin?
@@ -31,8 +37,8 @@ final class FetchRun {
     private(set) var resumable = false
     /// `true` when the partial's bytes came from more than one response.
     private var spliced = false
+    /// Offset of the last checkpoint written (its bytes are durable).
     private var lastCheckpointOffset: Int64 = 0
-    private var lastCheckpointTime = Date()
     private var lastProgressTime = Date.distantPast
 
     private var resumedFrom: Int64 = 0
@@ -284,7 +290,7 @@ final class FetchRun {
         headers += self.options.headers
         let delegate = AttemptDelegate(run: self, requestedOffset: requestedOffset)
         let outcome = try self.perform(.get, headers: headers, delegate: delegate)
-        if let failure = delegate.localFailure { throw failure }
+        if let failure = delegate.finishBody() ?? delegate.localFailure { throw failure }
         switch delegate.plan {
         case .write(let expectedEnd):
             guard outcome.category == .ok else { return self.failure(from: outcome) }
@@ -450,19 +456,29 @@ final class FetchRun {
         self.spliced = true
     }
 
-    /// Appends body bytes at `offset`, hashes them, and takes a checkpoint when one is due.
-    fileprivate func append(_ bytes: UnsafeRawBufferPointer) throws(PinFetchError) {
+    /// Starts streaming a body at `offset`: hashing (and checkpoints, when the partial can be
+    /// resumed) move to a ``HashingPipeline`` until ``HashingPipeline/finish()``.
+    fileprivate func startBody() -> HashingPipeline {
+        let checkpoint: HashingPipeline.Checkpoint? =
+            self.resumable
+            ? { @Sendable [self] offset, state throws(PinFetchError) in try self.writeCheckpoint(offset, state) } : nil
+        return HashingPipeline(
+            digest: self.digest,
+            offset: self.offset,
+            checkpointInterval: self.options.checkpointInterval,
+            checkpointPeriod: self.options.checkpointPeriod,
+            checkpoint: checkpoint
+        )
+    }
+
+    /// Writes body bytes at `offset` and hands them to `pipeline` for hashing.
+    fileprivate func append(_ bytes: UnsafeRawBufferPointer, to pipeline: HashingPipeline) throws(PinFetchError) {
         guard let partial = self.partial else { throw PinFetchError(.generic, "internal: body before head") }
+        if let failure = pipeline.error { throw failure }
         try partial.write(bytes, at: self.offset)
-        self.digest.update(bytes)
+        pipeline.submit(bytes)
         self.offset += Int64(bytes.count)
         self.downloadedBytes += Int64(bytes.count)
-        if self.resumable,
-            self.offset - self.lastCheckpointOffset >= self.options.checkpointInterval
-                || Date().timeIntervalSince(self.lastCheckpointTime) >= self.options.checkpointPeriod
-        {
-            try self.saveCheckpoint()
-        }
     }
 
     /// Reports progress and answers whether to go on.
@@ -484,25 +500,29 @@ final class FetchRun {
         return true
     }
 
-    /// Write order (DESIGN.md): data `fsync` → checkpoint to a temporary file → `fsync` → `rename`.
+    /// Takes a checkpoint at `offset` from the run's thread (no body streaming).
     private func saveCheckpoint() throws(PinFetchError) {
-        guard self.resumable, self.offset > 0, let validator = self.validator, let partial = self.partial else {
-            return
-        }
+        guard self.resumable, self.offset > 0 else { return }
+        try self.writeCheckpoint(self.offset, self.digest.serializedState())
+    }
+
+    /// Write order (DESIGN.md): data `fsync` → checkpoint to a temporary file → `fsync` → `rename`.
+    /// `state` is the digest after exactly `offset` bytes; at least that many are written.
+    private func writeCheckpoint(_ offset: Int64, _ state: [UInt8]) throws(PinFetchError) {
+        guard let validator = self.validator, let partial = self.partial, offset > 0 else { return }
         try partial.synchronize()
         let checkpoint = Checkpoint(
             url: self.url,
             validator: validator,
             totalLength: self.totalLength,
-            offset: self.offset,
+            offset: offset,
             algorithm: self.algorithm,
-            hashState: self.digest.serializedState(),
+            hashState: state,
             hashStateSize: RunningDigest.stateSize(of: self.algorithm),
             libraryVersion: RunningDigest.libraryVersion
         )
         try FileSystem.replaceAtomically(self.checkpointPath, with: checkpoint.encoded())
-        self.lastCheckpointOffset = self.offset
-        self.lastCheckpointTime = Date()
+        self.lastCheckpointOffset = offset
     }
 
     /// Empties the partial (keeping the file open) and forgets its representation.
@@ -594,6 +614,8 @@ private final class AttemptDelegate: TransferDelegate {
     private(set) var localFailure: PinFetchError?
     /// Leading body bytes to drop: a `206` that started before the offset.
     private var skip: Int64 = 0
+    /// Hashes the body while it streams.
+    private var pipeline: HashingPipeline?
     private var expectedEnd: Int64?
 
     init(run: FetchRun, requestedOffset: Int64) {
@@ -605,7 +627,15 @@ private final class AttemptDelegate: TransferDelegate {
         self.plan = self.decide(head)
         guard case .write(let end) = self.plan else { return false }
         self.expectedEnd = end
+        self.pipeline = self.run.startBody()
         return true
+    }
+
+    /// Waits for the body's bytes to be hashed and its checkpoints written; the first
+    /// checkpoint failure, if any.
+    func finishBody() -> PinFetchError? {
+        defer { self.pipeline = nil }
+        return self.pipeline?.finish()
     }
 
     private func decide(_ head: ResponseHead) -> Plan {
@@ -726,7 +756,8 @@ private final class AttemptDelegate: TransferDelegate {
             return false
         }
         do throws(PinFetchError) {
-            try self.run.append(bytes)
+            guard let pipeline = self.pipeline else { throw PinFetchError(.generic, "internal: body before head") }
+            try self.run.append(bytes, to: pipeline)
         } catch {
             self.localFailure = error
             return false
