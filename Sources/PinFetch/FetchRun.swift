@@ -18,7 +18,8 @@ final class FetchRun: @unchecked Sendable {
     let pin: Pin?
     let options: FetchOptions
     let control: TransferControl
-    let algorithm: HashAlgorithm
+    /// The pin's algorithm; without a pin, SHA-256 unless the server offers only SHA-512.
+    private(set) var algorithm: HashAlgorithm
     let partialPath: String
     let checkpointPath: String
     let lockPath: String
@@ -46,6 +47,9 @@ final class FetchRun: @unchecked Sendable {
     private var rehashedBytes: Int64 = 0
     private(set) var restarts = 0
     private var attempts = 0
+    /// The server's digest of the representation for `algorithm` and the field it came in, from
+    /// the answers that delivered the partial's bytes.
+    private var serverDigest: (field: String, digest: [UInt8])?
     /// `true` when the destination already held the pinned file.
     private var alreadyComplete = false
     /// PEM trust anchors for HTTPS: the system bundle plus `--cacert`, or `nil` for libcurl's default.
@@ -86,6 +90,7 @@ final class FetchRun: @unchecked Sendable {
             result.error = error
         }
         result.bytes = self.offset
+        result.algorithm = self.algorithm
         result.resumedFrom = result.error == nil ? self.resumedFrom : 0
         result.downloadedBytes = self.downloadedBytes
         result.rehashedBytes = self.rehashedBytes
@@ -106,9 +111,15 @@ final class FetchRun: @unchecked Sendable {
         if let digest = try self.verifyExistingDestination() { return digest }
 
         let probe = self.probe()
-        var decision = ResumeDecision.startOver(.noCheckpoint)
         var checkpoint = FileSystem.readSmallFile(self.checkpointPath, limit: Checkpoint.maximumSize)
             .flatMap { Checkpoint(decoding: $0) }
+        if self.pin == nil {
+            // Hash with what the partial was hashed with, else with what the server can check.
+            let offered = probe?.digests ?? [:]
+            self.algorithm =
+                checkpoint?.algorithm ?? (offered[.sha256] == nil && offered[.sha512] != nil ? .sha512 : .sha256)
+            self.digest = RunningDigest(algorithm: self.algorithm)
+        }
         var restored: RunningDigest?
         if let record = checkpoint, record.algorithm == self.algorithm,
             record.hashStateSize == RunningDigest.stateSize(of: self.algorithm),
@@ -117,7 +128,7 @@ final class FetchRun: @unchecked Sendable {
             restored = RunningDigest(algorithm: self.algorithm, restoring: record.hashState, offset: record.offset)
             if restored == nil { checkpoint = nil }  // inconsistent: never trusted
         }
-        decision = ResumeDecision.decide(
+        let decision = ResumeDecision.decide(
             checkpoint: checkpoint,
             partialSize: FileSystem.size(of: self.partialPath),
             url: self.url,
@@ -138,7 +149,7 @@ final class FetchRun: @unchecked Sendable {
         var startedOverAfterMismatch = false
         while true {
             let digest = self.digest.finalize()
-            guard let pin = self.pin, pin.digest != digest else {
+            guard let mismatch = self.mismatch(of: digest) else {
                 try self.commit()
                 return digest
             }
@@ -151,11 +162,22 @@ final class FetchRun: @unchecked Sendable {
                 continue
             }
             try self.discardPartial()
-            throw PinFetchError(
-                .digestMismatch,
-                "checksum mismatch for \(self.destination): expected \(pin), got \(pin.algorithm.rawValue):\(Pin.hex(digest))"
-            )
+            throw PinFetchError(.digestMismatch, mismatch)
         }
+    }
+
+    /// Why `digest` is not acceptable, or `nil`: it must equal the pin, and the server's own
+    /// `Repr-Digest` / `Content-Digest` for the algorithm when it sent one (RFC 9530).
+    private func mismatch(of digest: [UInt8]) -> String? {
+        let got = "\(self.algorithm.rawValue):\(Pin.hex(digest))"
+        if let pin = self.pin, pin.digest != digest {
+            return "checksum mismatch for \(self.destination): expected \(pin), got \(got)"
+        }
+        if let (field, served) = self.serverDigest, served != digest {
+            return "checksum mismatch for \(self.destination): the server's \(field) says "
+                + "\(self.algorithm.rawValue):\(Pin.hex(served)), got \(got)"
+        }
+        return nil
     }
 
     /// With a pin, a regular file already at the destination that matches it is the result: no
@@ -182,7 +204,7 @@ final class FetchRun: @unchecked Sendable {
         guard let outcome = try? self.perform(.head, headers: headers, delegate: delegate), outcome.category == .ok,
             let head = delegate.head, (200..<300).contains(head.status), !head.hasContentCoding
         else { return nil }
-        return Probe(length: head.contentLength, validator: head.validator)
+        return Probe(length: head.contentLength, validator: head.validator, digests: head.representationDigests)
     }
 
     /// Takes over a partial at `checkpoint.offset`: the checkpoint's hash state when it could
@@ -446,13 +468,16 @@ final class FetchRun: @unchecked Sendable {
         }
         self.validator = head.validator
         self.totalLength = head.hasContentCoding ? nil : head.contentLength
+        self.serverDigest = nil
+        self.noteServerDigest(from: head, wholeContent: !head.hasContentCoding)
         self.resumable = !head.hasContentCoding && head.validator.ifRangeValue != nil
     }
 
     /// Called by the attempt for an accepted `206`.
-    fileprivate func continueRepresentation(totalLength: Int64?) throws(PinFetchError) {
+    fileprivate func continueRepresentation(_ head: ResponseHead, totalLength: Int64?) throws(PinFetchError) {
         if self.partial == nil { self.partial = try PartialFile(path: self.partialPath) }
         if let totalLength { self.totalLength = totalLength }
+        self.noteServerDigest(from: head, wholeContent: false)
         self.spliced = true
     }
 
@@ -479,6 +504,17 @@ final class FetchRun: @unchecked Sendable {
         pipeline.submit(bytes)
         self.offset += Int64(bytes.count)
         self.downloadedBytes += Int64(bytes.count)
+    }
+
+    /// Keeps the server's digest for `algorithm`: `Repr-Digest` describes the whole representation
+    /// in any answer; `Content-Digest` only when the content is the whole representation (a `200`
+    /// without a content coding).
+    private func noteServerDigest(from head: ResponseHead, wholeContent: Bool) {
+        if let digest = head.representationDigests[self.algorithm] {
+            self.serverDigest = ("Repr-Digest", digest)
+        } else if wholeContent, let digest = head.contentDigests[self.algorithm] {
+            self.serverDigest = ("Content-Digest", digest)
+        }
     }
 
     /// Reports progress and answers whether to go on.
@@ -536,6 +572,7 @@ final class FetchRun: @unchecked Sendable {
         }
         self.digest.reset()
         self.offset = 0
+        self.serverDigest = nil
         self.validator = nil
         self.totalLength = nil
         self.resumable = false
@@ -730,7 +767,7 @@ private final class AttemptDelegate: TransferDelegate {
             return .startOver("206 whose Content-Length disagrees with its Content-Range")
         }
         do throws(PinFetchError) {
-            try self.run.continueRepresentation(totalLength: range.completeLength)
+            try self.run.continueRepresentation(head, totalLength: range.completeLength)
         } catch {
             self.localFailure = error
             return .none

@@ -63,6 +63,16 @@ struct ResponseHead: Sendable {
         self.value("content-type")?.lowercased().hasPrefix("multipart/byteranges") ?? false
     }
 
+    /// SHA-256 / SHA-512 digests of the whole representation from `Repr-Digest` (RFC 9530 §3).
+    var representationDigests: [HashAlgorithm: [UInt8]] {
+        self.value("repr-digest").map { DigestFields.parse($0) } ?? [:]
+    }
+
+    /// SHA-256 / SHA-512 digests of this message's content from `Content-Digest` (RFC 9530 §2).
+    var contentDigests: [HashAlgorithm: [UInt8]] {
+        self.value("content-digest").map { DigestFields.parse($0) } ?? [:]
+    }
+
     /// The representation's validator from `ETag`, `Last-Modified` and `Date`.
     var validator: Validator { Validator(head: self) }
 }

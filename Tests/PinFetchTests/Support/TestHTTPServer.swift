@@ -23,6 +23,8 @@ struct TestResource: Sendable {
     /// When set, the representation is `body` repeated cyclically up to this many bytes, generated
     /// as it is sent (for files larger than memory should hold, e.g. 5 GiB). No gzip then.
     var repeatedLength: Int? = nil
+    /// More header fields sent with every HEAD, 200 and 206 answer (e.g. `Repr-Digest`).
+    var extraHeaders: [(name: String, value: String)] = []
 
     /// Creates a resource; validators default to none.
     init(
@@ -700,6 +702,7 @@ final class TestHTTPServer: Sendable {
             headers.append((name: "Last-Modified", value: lastModified))
         }
         headers.append((name: "Accept-Ranges", value: "bytes"))
+        headers += resource.extraHeaders
         return headers
     }
 
