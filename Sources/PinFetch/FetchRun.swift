@@ -13,7 +13,18 @@ import Foundation
 /// what the response head fixed before the first body byte (`validator`, `totalLength`,
 /// `partial`); ``HashingPipeline/finish()`` hands everything back before the run reads it.
 final class FetchRun: @unchecked Sendable {
+    /// The URL the result names: the first mirror.
     let url: String
+    /// Mirrors of one file, in order of preference (DESIGN.md, "Mirrors").
+    let mirrors: [String]
+    /// The mirror requests go to now.
+    private var mirrorIndex = 0
+    private var currentURL: String { self.mirrors[self.mirrorIndex] }
+    /// The mirror whose validator `validator` is (it goes into the checkpoint).
+    private var validatorSource: String?
+    /// The partial came from another mirror: ask for the rest with `Range` and no `If-Range`;
+    /// only done with a pin, which decides at the end.
+    private var crossMirror = false
     let destination: String
     let pin: Pin?
     let options: FetchOptions
@@ -55,17 +66,21 @@ final class FetchRun: @unchecked Sendable {
     /// PEM trust anchors for HTTPS: the system bundle plus `--cacert`, or `nil` for libcurl's default.
     private let caBundle: [UInt8]?
 
+    fileprivate var isCrossMirror: Bool { self.crossMirror }
+
     /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
     private var maximumRestarts: Int { self.options.retries + 2 }
 
     init(
-        url: String,
+        mirrors: [String],
         destination: String,
         pin: Pin?,
         options: FetchOptions,
-        control: TransferControl
+        control: TransferControl,
+        easy: EasyHandle
     ) throws(PinFetchError) {
-        self.url = url
+        self.url = mirrors.first ?? ""
+        self.mirrors = mirrors.isEmpty ? [""] : mirrors
         self.destination = destination
         self.pin = pin
         self.options = options
@@ -75,7 +90,7 @@ final class FetchRun: @unchecked Sendable {
         self.checkpointPath = destination + ".part.state"
         self.lockPath = destination + ".part.lock"
         self.digest = RunningDigest(algorithm: self.algorithm)
-        self.easy = try EasyHandle()
+        self.easy = easy
         self.caBundle = try options.caFile.map { file throws(PinFetchError) in try TrustAnchors.bundle(adding: file) }
     }
 
@@ -103,16 +118,19 @@ final class FetchRun: @unchecked Sendable {
     // MARK: - The fetch
 
     private func fetch() throws(PinFetchError) -> [UInt8] {
-        try validateURL(self.url)
+        for mirror in self.mirrors { try validateURL(mirror) }
         let lock = try DestinationLock(path: self.lockPath, timeout: self.options.lockTimeout) { [control] in
             control.isCancelled
         }
         defer { lock.release() }
         if let digest = try self.verifyExistingDestination() { return digest }
 
-        let probe = self.probe()
         var checkpoint = FileSystem.readSmallFile(self.checkpointPath, limit: Checkpoint.maximumSize)
             .flatMap { Checkpoint(decoding: $0) }
+        if let source = checkpoint?.url, let index = self.mirrors.firstIndex(of: source) {
+            self.mirrorIndex = index  // continue where the partial came from
+        }
+        let probe = self.probe()
         if self.pin == nil {
             // Hash with what the partial was hashed with, else with what the server can check.
             let offered = probe?.digests ?? [:]
@@ -131,7 +149,7 @@ final class FetchRun: @unchecked Sendable {
         let decision = ResumeDecision.decide(
             checkpoint: checkpoint,
             partialSize: FileSystem.size(of: self.partialPath),
-            url: self.url,
+            url: self.currentURL,
             algorithm: self.algorithm,
             probe: probe
         )
@@ -158,6 +176,7 @@ final class FetchRun: @unchecked Sendable {
             if self.spliced, !startedOverAfterMismatch {
                 startedOverAfterMismatch = true
                 try self.startOver()
+                if self.mirrors.count > 1 { self.mirrorIndex = (self.mirrorIndex + 1) % self.mirrors.count }
                 try self.download()
                 continue
             }
@@ -221,6 +240,7 @@ final class FetchRun: @unchecked Sendable {
         }
         self.offset = checkpoint.offset
         self.validator = checkpoint.validator
+        self.validatorSource = checkpoint.url
         self.totalLength = checkpoint.totalLength
         self.resumable = true
         self.spliced = true
@@ -259,6 +279,8 @@ final class FetchRun: @unchecked Sendable {
     private func download() throws(PinFetchError) {
         var retriesUsed = 0
         var backoffStep = 0
+        var tried = Set<Int>()
+        var dead = Set<Int>()
         while true {
             if self.control.isCancelled { try self.stopForCancellation() }
             self.attempts += 1
@@ -284,26 +306,58 @@ final class FetchRun: @unchecked Sendable {
             case .failed(let error, let retryable, let retryAfter):
                 if self.offset > before { backoffStep = 0 }  // progress: back off from the start again
                 if error.code == .cancelled { try self.stopForCancellation() }
-                guard retryable, retriesUsed < self.options.retries else {
+                tried.insert(self.mirrorIndex)
+                if !retryable { dead.insert(self.mirrorIndex) }
+                // A mirror not tried yet is an alternative, not a retry; local failures end the run.
+                let next = self.nextMirror(excluding: dead)
+                let untried = next.map { !tried.contains($0) } ?? false
+                guard let next, error.code != .fileIO, error.code != .usage,
+                    untried || retriesUsed < self.options.retries
+                else {
                     try self.keepForLaterRun(after: error)
                     throw error
                 }
-                retriesUsed += 1
-                if self.resumable {
+                if !untried { retriesUsed += 1 }
+                if next != self.mirrorIndex {
+                    try self.switchMirror(to: next)
+                } else if self.resumable {
                     try self.saveCheckpoint()
                 } else if self.offset > 0 {
                     try self.startOver()  // nothing ties these bytes to the next answer
                 }
-                self.sleep(seconds: self.retryDelay(step: backoffStep, retryAfter: retryAfter))
-                backoffStep += 1
+                if !untried {
+                    self.sleep(seconds: self.retryDelay(step: backoffStep, retryAfter: retryAfter))
+                    backoffStep += 1
+                }
             }
         }
+    }
+
+    /// The next mirror after the current one, cyclically, that has not failed for good.
+    private func nextMirror(excluding dead: Set<Int>) -> Int? {
+        (1...self.mirrors.count).lazy.map { (self.mirrorIndex + $0) % self.mirrors.count }.first { !dead.contains($0) }
+    }
+
+    /// Moves to mirror `index`. A partial is kept only with a pin (resumed there with a plain
+    /// `Range`, the pin deciding at the end); without one it starts over (DESIGN.md, "Mirrors").
+    private func switchMirror(to index: Int) throws(PinFetchError) {
+        if self.offset > 0 {
+            if self.pin != nil {
+                if self.resumable { try self.saveCheckpoint() }
+                self.crossMirror = true
+            } else {
+                try self.startOver()
+            }
+        }
+        self.mirrorIndex = index
     }
 
     private func attempt() throws(PinFetchError) -> AttemptResult {
         var headers = ["Accept-Encoding: identity"]
         let requestedOffset = self.offset
-        if requestedOffset > 0 {
+        if requestedOffset > 0, self.crossMirror {
+            headers += ["Range: bytes=\(requestedOffset)-"]  // another mirror's validator means nothing here
+        } else if requestedOffset > 0 {
             guard self.resumable, let ifRange = self.validator?.ifRangeValue else {
                 return .startOver("no strong validator to resume with")
             }
@@ -318,7 +372,7 @@ final class FetchRun: @unchecked Sendable {
             guard outcome.category == .ok else { return self.failure(from: outcome) }
             if let end = expectedEnd, self.offset < end {
                 return .failed(
-                    PinFetchError(.network, "\(self.url): body ended at byte \(self.offset) of \(end)"),
+                    PinFetchError(.network, "\(self.currentURL): body ended at byte \(self.offset) of \(end)"),
                     retryable: true,
                     retryAfter: nil
                 )
@@ -327,7 +381,10 @@ final class FetchRun: @unchecked Sendable {
                 // A 206 that covered less than asked: ask for the rest if it brought anything.
                 guard self.offset > requestedOffset else {
                     return .failed(
-                        PinFetchError(.protocolViolation, "\(self.url): empty range answer at byte \(self.offset)"),
+                        PinFetchError(
+                            .protocolViolation,
+                            "\(self.currentURL): empty range answer at byte \(self.offset)"
+                        ),
                         retryable: true,
                         retryAfter: nil
                     )
@@ -344,7 +401,7 @@ final class FetchRun: @unchecked Sendable {
         case .none:
             guard outcome.category == .ok else { return self.failure(from: outcome) }
             return .failed(
-                PinFetchError(.protocolViolation, "\(self.url): no usable answer"),
+                PinFetchError(.protocolViolation, "\(self.currentURL): no usable answer"),
                 retryable: true,
                 retryAfter: nil
             )
@@ -352,7 +409,7 @@ final class FetchRun: @unchecked Sendable {
     }
 
     private func failure(from outcome: TransferOutcome) -> AttemptResult {
-        let message = "\(self.url): \(outcome.message) (at byte \(self.offset))"
+        let message = "\(self.currentURL): \(outcome.message) (at byte \(self.offset))"
         switch outcome.category {
         case .ok, .other:
             return .failed(
@@ -379,7 +436,7 @@ final class FetchRun: @unchecked Sendable {
         case .aborted:
             if self.control.isCancelled {
                 return .failed(
-                    PinFetchError(.cancelled, "\(self.url): cancelled at byte \(self.offset)"),
+                    PinFetchError(.cancelled, "\(self.currentURL): cancelled at byte \(self.offset)"),
                     retryable: false,
                     retryAfter: nil
                 )
@@ -403,7 +460,7 @@ final class FetchRun: @unchecked Sendable {
         headers: [String],
         delegate: TransferDelegate
     ) throws(PinFetchError) -> TransferOutcome {
-        var current = self.url
+        var current = self.currentURL
         var headers = headers
         var hops = 0
         while true {
@@ -431,7 +488,7 @@ final class FetchRun: @unchecked Sendable {
             if base.scheme?.lowercased() == "https", scheme == "http", !self.options.allowInsecureRedirect {
                 return refuse("redirect from https to http refused (--allow-insecure-redirect allows it)")
             }
-            if Origin(next) != Origin(URL(string: self.url)) {
+            if Origin(next) != Origin(URL(string: self.currentURL)) {
                 headers.removeAll { line in
                     let name = line.prefix { $0 != ":" }.trimmingWhitespace().lowercased()
                     return ["authorization", "cookie", "proxy-authorization"].contains(name)
@@ -467,6 +524,7 @@ final class FetchRun: @unchecked Sendable {
             try self.resetPartial()
         }
         self.validator = head.validator
+        self.validatorSource = self.currentURL
         self.totalLength = head.hasContentCoding ? nil : head.contentLength
         self.serverDigest = nil
         self.noteServerDigest(from: head, wholeContent: !head.hasContentCoding)
@@ -478,6 +536,13 @@ final class FetchRun: @unchecked Sendable {
         if self.partial == nil { self.partial = try PartialFile(path: self.partialPath) }
         if let totalLength { self.totalLength = totalLength }
         self.noteServerDigest(from: head, wholeContent: false)
+        if self.crossMirror {
+            // From now on the partial continues this mirror's representation; the pin decides.
+            self.crossMirror = false
+            self.validator = head.validator
+            self.validatorSource = self.currentURL
+            self.resumable = head.validator.ifRangeValue != nil && !head.hasContentCoding
+        }
         self.spliced = true
     }
 
@@ -548,7 +613,7 @@ final class FetchRun: @unchecked Sendable {
         guard let validator = self.validator, let partial = self.partial, offset > 0 else { return }
         try partial.synchronize()
         let checkpoint = Checkpoint(
-            url: self.url,
+            url: self.validatorSource ?? self.currentURL,
             validator: validator,
             totalLength: self.totalLength,
             offset: offset,
@@ -573,6 +638,8 @@ final class FetchRun: @unchecked Sendable {
         self.digest.reset()
         self.offset = 0
         self.serverDigest = nil
+        self.crossMirror = false
+        self.validatorSource = nil
         self.validator = nil
         self.totalLength = nil
         self.resumable = false
@@ -617,7 +684,7 @@ final class FetchRun: @unchecked Sendable {
     }
 
     private func stopForCancellation() throws(PinFetchError) -> Never {
-        let error = PinFetchError(.cancelled, "\(self.url): cancelled at byte \(self.offset)")
+        let error = PinFetchError(.cancelled, "\(self.currentURL): cancelled at byte \(self.offset)")
         try self.keepForLaterRun(after: error)
         throw error
     }
@@ -697,7 +764,7 @@ private final class AttemptDelegate: TransferDelegate {
                 )
             }
             let total = head.contentRange?.completeLength
-            if self.run.validator.map({ $0.matches(head.validator) == false }) ?? false {
+            if !self.run.isCrossMirror, self.run.validator.map({ $0.matches(head.validator) == false }) ?? false {
                 return .startOver("416 for a changed representation")
             }
             guard total == self.requestedOffset, self.run.totalLength.map({ $0 == total }) ?? true else {
@@ -755,7 +822,7 @@ private final class AttemptDelegate: TransferDelegate {
             return .startOver("206 for a representation of another length")
         }
         let answered = head.validator
-        if answered.entityTag != nil || answered.lastModified != nil,
+        if !self.run.isCrossMirror, answered.entityTag != nil || answered.lastModified != nil,
             self.run.validator.map({ $0.matches(answered) == false }) ?? true
         {
             return .startOver("206 for another representation (validator changed)")

@@ -44,35 +44,166 @@ public struct Fetcher: Sendable {
     /// Like ``fetch(_:to:verifying:)`` but never throws: a failure is in ``FetchResult/error``
     /// with ``FetchResult/status`` `failed`, and the counters say how far it got (for `--json`).
     public func run(_ url: String, to destination: String, verifying pin: Pin? = nil) async -> FetchResult {
+        await self.run([FetchJob(mirrors: [url], destination: destination, pin: pin)]).first!
+    }
+
+    /// Fetches many files, at most `parallelism` at once (DESIGN.md, "Many files").
+    ///
+    /// Each of the `parallelism` workers runs on its own thread with one libcurl handle, so files
+    /// fetched in turn by a worker reuse its connections. One failing file does not stop the
+    /// others unless `failFast`: then files not yet started are reported failed without a request.
+    ///
+    /// - Parameters:
+    ///   - jobs: The files; each gets exactly one result, in the same order.
+    ///   - parallelism: Downloads at once (1...64).
+    ///   - failFast: Start no new file after the first failure.
+    ///   - onResult: Called from a worker thread as each file ends, with its index in `jobs`.
+    /// - Returns: One result per job, in the order of `jobs`.
+    public func run(
+        _ jobs: [FetchJob],
+        parallelism: Int = 1,
+        failFast: Bool = false,
+        onResult: (@Sendable (Int, FetchResult) -> Void)? = nil
+    ) async -> [FetchResult] {
         let control = TransferControl()
-        let options = self.options
+        let batch = Batch(jobs: jobs, options: self.options, control: control, failFast: failFast, onResult: onResult)
+        let workers = max(1, min(parallelism, 64, jobs.count))
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in
-                Thread.detachNewThread {
-                    do throws(PinFetchError) {
-                        let run = try FetchRun(
-                            url: url,
-                            destination: destination,
-                            pin: pin,
-                            options: options,
-                            control: control
-                        )
-                        continuation.resume(returning: run.execute())
-                    } catch {
-                        continuation.resume(
-                            returning: .failed(
-                                url: url,
-                                path: destination,
-                                algorithm: pin?.algorithm ?? .sha256,
-                                error: error
-                            )
-                        )
-                    }
-                }
+            await withCheckedContinuation { (continuation: CheckedContinuation<[FetchResult], Never>) in
+                batch.start(workers: workers) { results in continuation.resume(returning: results) }
             }
         } onCancel: {
             control.cancel()
         }
+    }
+}
+
+/// One file of a batch: its mirrors, where it goes, and its pin.
+public struct FetchJob: Sendable, Hashable {
+    /// URLs of the same file, in order of preference (at least one).
+    public var mirrors: [String]
+    /// The file path to create or replace.
+    public var destination: String
+    /// The expected digest, or `nil` to compute and report one.
+    public var pin: Pin?
+
+    public init(mirrors: [String], destination: String, pin: Pin? = nil) {
+        self.mirrors = mirrors
+        self.destination = destination
+        self.pin = pin
+    }
+}
+
+/// The shared state of one ``Fetcher/run(_:parallelism:failFast:onResult:)`` call: a queue of
+/// job indices that worker threads take from, and the results they leave.
+private final class Batch: Sendable {
+    private struct State {
+        var next = 0
+        var results: [FetchResult?]
+        var running: Int
+        var failed = false
+        var done: (@Sendable ([FetchResult]) -> Void)?
+    }
+
+    let jobs: [FetchJob]
+    let options: FetchOptions
+    let control: TransferControl
+    let failFast: Bool
+    let onResult: (@Sendable (Int, FetchResult) -> Void)?
+    private let state: Mutex<State>
+
+    init(
+        jobs: [FetchJob],
+        options: FetchOptions,
+        control: TransferControl,
+        failFast: Bool,
+        onResult: (@Sendable (Int, FetchResult) -> Void)?
+    ) {
+        self.jobs = jobs
+        self.options = options
+        self.control = control
+        self.failFast = failFast
+        self.onResult = onResult
+        self.state = Mutex(State(results: Array(repeating: nil, count: jobs.count), running: 0))
+    }
+
+    func start(workers: Int, done: @escaping @Sendable ([FetchResult]) -> Void) {
+        guard !self.jobs.isEmpty else { return done([]) }
+        self.state.withLock {
+            $0.done = done
+            $0.running = workers
+        }
+        for _ in 0..<workers {
+            Thread.detachNewThread { [self] in self.work() }
+        }
+    }
+
+    private func work() {
+        var easy: EasyHandle?
+        while let (index, skip) = self.take() {
+            let job = self.jobs[index]
+            let result: FetchResult
+            if skip {
+                result = .failed(
+                    url: job.mirrors.first ?? "",
+                    path: job.destination,
+                    algorithm: job.pin?.algorithm ?? .sha256,
+                    error: PinFetchError(
+                        .generic,
+                        "\(job.destination): not started: an earlier file failed (fail-fast)"
+                    )
+                )
+            } else {
+                result = self.fetch(job, easy: &easy)
+            }
+            self.finish(index, result)
+        }
+        let results: [FetchResult]? = self.state.withLock { state in
+            state.running -= 1
+            guard state.running == 0 else { return nil }
+            return state.results.map { $0! }
+        }
+        if let results { self.state.withLock { $0.done }?(results) }
+    }
+
+    private func fetch(_ job: FetchJob, easy: inout EasyHandle?) -> FetchResult {
+        do throws(PinFetchError) {
+            if easy == nil { easy = try EasyHandle() }
+            let handle = easy!
+            let run = try FetchRun(
+                mirrors: job.mirrors,
+                destination: job.destination,
+                pin: job.pin,
+                options: self.options,
+                control: self.control,
+                easy: handle
+            )
+            return run.execute()
+        } catch {
+            return .failed(
+                url: job.mirrors.first ?? "",
+                path: job.destination,
+                algorithm: job.pin?.algorithm ?? .sha256,
+                error: error
+            )
+        }
+    }
+
+    /// The next job index, and whether to skip it (fail-fast); `nil` when none is left.
+    private func take() -> (Int, Bool)? {
+        self.state.withLock { state in
+            guard state.next < self.jobs.count else { return nil }
+            defer { state.next += 1 }
+            return (state.next, self.failFast && state.failed)
+        }
+    }
+
+    private func finish(_ index: Int, _ result: FetchResult) {
+        self.state.withLock { state in
+            state.results[index] = result
+            if result.error != nil { state.failed = true }
+        }
+        self.onResult?(index, result)
     }
 }
 

@@ -83,9 +83,13 @@ class TransferDelegate {
     var hasDeliveredHead: Bool { self.headDelivered }
 }
 
-/// Owns one libcurl easy handle and frees it once. Not `Sendable`: libcurl forbids using a
-/// handle from two threads at once. Connections are kept in the handle between requests.
-struct EasyHandle: ~Copyable {
+/// Owns one libcurl easy handle and frees it once. Connections are kept in the handle between
+/// requests, so a worker that fetches several files in turn reuses them.
+///
+/// A class (not `~Copyable`) because a worker hands it to one ``FetchRun`` after another.
+/// `@unchecked Sendable` only so it can be created on one thread and moved to another: libcurl
+/// forbids using a handle from two threads at once, and nothing here does.
+final class EasyHandle: @unchecked Sendable {
     private let raw: UnsafeMutableRawPointer  // `CURL` is `typedef void`
 
     init() throws(PinFetchError) {
