@@ -24,6 +24,8 @@ public struct FetchOptions: Sendable {
     public var checkpointInterval: Int64 = 32 << 20
     /// Seconds between two checkpoints while bytes arrive.
     public var checkpointPeriod: Double = 2
+    /// A content-addressed cache of verified files (``DigestCache``), or `nil` for none.
+    public var cacheDirectory: String? = nil
     /// Called from the transfer thread as bytes arrive (a few times a second at most).
     public var progress: (@Sendable (FetchProgress) -> Void)? = nil
 
@@ -32,6 +34,8 @@ public struct FetchOptions: Sendable {
 
 /// Where a download stands, for progress display.
 public struct FetchProgress: Sendable {
+    /// The destination of the download.
+    public var path: String
     /// Bytes of the representation on disk (including a resumed partial).
     public var completedBytes: Int64
     /// The representation's length in bytes, when known.
@@ -70,6 +74,8 @@ public struct FetchResult: Sendable {
     public var restarts: Int
     /// GET attempts made.
     public var attempts: Int
+    /// `true` when the file was taken from the cache, without a request.
+    public var fromCache = false
     /// Wall time of the fetch in seconds.
     public var elapsedSeconds: Double
     /// The failure, when ``status`` is ``Status/failed``.
@@ -91,6 +97,7 @@ extension FetchResult {
             rehashedBytes: 0,
             restarts: 0,
             attempts: 0,
+            fromCache: false,
             elapsedSeconds: 0,
             error: error
         )

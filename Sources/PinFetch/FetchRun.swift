@@ -61,6 +61,8 @@ final class FetchRun: @unchecked Sendable {
     /// The server's digest of the representation for `algorithm` and the field it came in, from
     /// the answers that delivered the partial's bytes.
     private var serverDigest: (field: String, digest: [UInt8])?
+    /// `true` when the file came from the cache.
+    private var fromCache = false
     /// `true` when the destination already held the pinned file.
     private var alreadyComplete = false
     /// PEM trust anchors for HTTPS: the system bundle plus `--cacert`, or `nil` for libcurl's default.
@@ -106,6 +108,7 @@ final class FetchRun: @unchecked Sendable {
         }
         result.bytes = self.offset
         result.algorithm = self.algorithm
+        result.fromCache = self.fromCache
         result.resumedFrom = result.error == nil ? self.resumedFrom : 0
         result.downloadedBytes = self.downloadedBytes
         result.rehashedBytes = self.rehashedBytes
@@ -124,6 +127,7 @@ final class FetchRun: @unchecked Sendable {
         }
         defer { lock.release() }
         if let digest = try self.verifyExistingDestination() { return digest }
+        if let digest = try self.useCacheEntry() { return digest }
 
         var checkpoint = FileSystem.readSmallFile(self.checkpointPath, limit: Checkpoint.maximumSize)
             .flatMap { Checkpoint(decoding: $0) }
@@ -169,6 +173,8 @@ final class FetchRun: @unchecked Sendable {
             let digest = self.digest.finalize()
             guard let mismatch = self.mismatch(of: digest) else {
                 try self.commit()
+                self.options.cacheDirectory.map { DigestCache(directory: $0) }?
+                    .store(self.destination, algorithm: self.algorithm, digest: digest)
                 return digest
             }
             // A spliced partial that mismatches may hold bytes of two representations: one
@@ -213,6 +219,32 @@ final class FetchRun: @unchecked Sendable {
         try self.discardPartial()
         self.offset = size
         self.alreadyComplete = true
+        return digest
+    }
+
+    /// With a pin and a cache, an entry for the pin is placed at the destination (hard link,
+    /// else copy) and hashed there before the commit; no request is made. A corrupt entry is
+    /// removed and `nil` returned, so the download goes on (and stores a good entry).
+    private func useCacheEntry() throws(PinFetchError) -> [UInt8]? {
+        guard let pin = self.pin, let directory = self.options.cacheDirectory else { return nil }
+        let entry = DigestCache(directory: directory).path(for: pin.algorithm, digest: pin.digest)
+        guard FileSystem.isRegularFile(entry) else { return nil }
+        try self.discardPartial()
+        guard DigestCache.linkOrCopy(entry, to: self.partialPath) else { return nil }
+        let placed = try PartialFile(path: self.partialPath)
+        self.partial = placed
+        let size = try placed.size()
+        try self.rehash(placed, upTo: size)  // the placed bytes, not the entry: nothing changes in between
+        let digest = self.digest.finalize()
+        guard digest == pin.digest else {
+            try self.discardPartial()
+            unlink(entry)
+            return nil
+        }
+        self.offset = size
+        try self.commit()
+        self.alreadyComplete = true
+        self.fromCache = true
         return digest
     }
 
@@ -591,6 +623,7 @@ final class FetchRun: @unchecked Sendable {
                 self.lastProgressTime = now
                 report(
                     FetchProgress(
+                        path: self.destination,
                         completedBytes: self.offset,
                         totalBytes: self.totalLength,
                         receivedBytes: self.downloadedBytes

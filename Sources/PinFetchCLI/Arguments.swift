@@ -7,10 +7,30 @@ public struct Arguments: Sendable {
     public enum Action: Sendable, Equatable { case fetch, help, version }
 
     public var action: Action = .fetch
-    /// The URL to fetch.
-    public var url: String = ""
+    /// The URLs on the command line: mirrors of one file.
+    public var urls: [String] = []
     /// `-o`: the destination, or `nil` for the last segment of the URL path.
     public var output: String?
+    /// `-P`: the directory outputs go in (default `.`).
+    public var directory: String?
+    /// `-i`: a manifest (or, with `--base-url`, a checksum file) of many files.
+    public var inputFile: String?
+    /// `--base-url`: turns an `-i` checksum file into a manifest.
+    public var baseURL: String?
+    /// `--checksum-file`: a SHA256SUMS-style file (path or URL); the entry is chosen by file name.
+    public var checksumFile: String?
+    /// `-j`: downloads at once.
+    public var jobs = 1
+    /// `--fail-fast`: start no new file after the first failure.
+    public var failFast = false
+    /// `--shard K/N`: only entries whose index mod N is K.
+    public var shard: (k: Int, n: Int)?
+    /// `--content-disposition`: name the file after the server's `Content-Disposition`.
+    public var contentDisposition = false
+    /// `--cache-dir`, or `nil` for `$XDG_CACHE_HOME/pinfetch`.
+    public var cacheDirectory: String?
+    /// `--no-cache`.
+    public var noCache = false
     /// `--sha256` / `--checksum`.
     public var pin: Pin?
     public var options = FetchOptions()
@@ -24,7 +44,8 @@ public struct Arguments: Sendable {
     /// The options that take a value, long and short spellings.
     private static let valued: Set<String> = [
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
-        "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert",
+        "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
+        "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--shard", "--cache-dir",
     ]
 
     /// Parses `arguments` (without the program name).
@@ -94,15 +115,65 @@ public struct Arguments: Sendable {
                 }
                 parsed.options.caFile = value
             case "--allow-insecure-redirect": parsed.options.allowInsecureRedirect = true
+            case "-P", "--directory-prefix":
+                guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a directory") }
+                parsed.directory = value
+            case "-i", "--input-file": parsed.inputFile = value
+            case "--base-url": parsed.baseURL = value
+            case "--checksum-file":
+                if let sawPin { throw PinFetchError(.usage, "--checksum-file given with \(sawPin): give one checksum") }
+                sawPin = argument
+                parsed.checksumFile = value
+            case "-j", "--jobs":
+                guard let count = Int(value), (1...64).contains(count) else {
+                    throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 64, not '\(value)'")
+                }
+                parsed.jobs = count
+            case "--fail-fast": parsed.failFast = true
+            case "--shard": parsed.shard = try Self.shard(value)
+            case "--content-disposition": parsed.contentDisposition = true
+            case "--cache-dir":
+                guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
+                parsed.cacheDirectory = value
+            case "--no-cache": parsed.noCache = true
             default: throw PinFetchError(.usage, "unknown option \(argument) (see --help)")
             }
         }
         guard parsed.action == .fetch else { return parsed }
-        guard urls.count == 1 else {
-            throw PinFetchError(.usage, urls.isEmpty ? "no URL given (see --help)" : "give one URL, not \(urls.count)")
+        if parsed.inputFile != nil {
+            guard urls.isEmpty else {
+                throw PinFetchError(.usage, "give URLs on the command line or with -i, not both")
+            }
+            guard parsed.output == nil else { throw PinFetchError(.usage, "-o names one file; with -i use -P DIR") }
+        } else {
+            guard !urls.isEmpty else { throw PinFetchError(.usage, "no URL given (see --help)") }
+            if parsed.baseURL != nil { throw PinFetchError(.usage, "--base-url goes with -i") }
+            if parsed.shard != nil { throw PinFetchError(.usage, "--shard goes with -i") }
         }
-        parsed.url = urls[0]
+        if parsed.output != nil, parsed.contentDisposition {
+            throw PinFetchError(.usage, "-o and --content-disposition both name the file: give one")
+        }
+        parsed.urls = urls
+        if !parsed.noCache { parsed.options.cacheDirectory = parsed.cacheDirectory ?? Self.defaultCacheDirectory }
         return parsed
+    }
+
+    /// `$XDG_CACHE_HOME/pinfetch`, else `$HOME/.cache/pinfetch` (XDG Base Directory spec).
+    static var defaultCacheDirectory: String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return base + "/pinfetch" }
+        return environment["HOME"].map { $0 + "/.cache/pinfetch" }
+    }
+
+    /// `K/N` with 0 <= K < N (DESIGN.md, "--shard").
+    private static func shard(_ text: String) throws(PinFetchError) -> (k: Int, n: Int) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
+            let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, k < n
+        else {
+            throw PinFetchError(.usage, "--shard takes K/N with 0 <= K < N, not '\(text.prefix(40))'")
+        }
+        return (k, n)
     }
 
     /// A non-negative, finite number of seconds (fractions allowed).
@@ -137,11 +208,19 @@ public struct Arguments: Sendable {
         return line
     }
 
-    /// The destination: `-o`, else the last segment of the URL path, percent-decoded.
+    /// The destination of the command line's URL: `-o`, else the last segment of the URL path,
+    /// percent-decoded, inside `-P`.
     /// - Throws: ``PinFetchError/Code/usage`` when the URL names no usable file name.
     public func destination() throws(PinFetchError) -> String {
         if let output = self.output { return output }
-        var path = Substring(self.url)
+        let name = try Self.fileName(fromURL: self.urls.first ?? "")
+        return self.directory.map { ($0 as NSString).appendingPathComponent(name) } ?? name
+    }
+
+    /// The last segment of a URL's path, percent-decoded, when it is a usable file name.
+    /// - Throws: ``PinFetchError/Code/usage`` when it is empty, `.`, `..` or holds `/` or control characters.
+    public static func fileName(fromURL url: String) throws(PinFetchError) -> String {
+        var path = Substring(url)
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
         if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
         guard let slash = path.firstIndex(of: "/") else {
@@ -149,7 +228,7 @@ public struct Arguments: Sendable {
         }
         let segment = path[slash...].split(separator: "/", omittingEmptySubsequences: false).last ?? ""
         let name = String(segment).removingPercentEncoding ?? String(segment)
-        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"),
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\\"),
             !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
         else {
             throw PinFetchError(.usage, "the URL names no usable file name; give -o PATH")

@@ -35,12 +35,23 @@ public enum CommandLineTool {
     }
 
     public static let usage = """
-        Usage: pinfetch [options] URL
+        Usage: pinfetch [options] URL [MIRROR-URL ...]
+               pinfetch [options] -i MANIFEST
 
         Downloads URL to a file, resumes an interrupted download without rereading it, and puts
         the file in place only once its digest matches the pin.
 
           -o, --output PATH          destination (default: last segment of the URL path)
+          -P, --directory-prefix DIR put outputs under DIR
+          -i, --input-file FILE      many files: lines of 'URL [URL ...] [checksum] [output]'
+              --base-url URL         with -i: FILE is a checksum file; each entry is fetched from URL/name
+              --shard K/N            with -i: only entries whose index mod N is K
+          -j, --jobs N               downloads at once (default 1)
+              --fail-fast            start no new file after the first failure
+              --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU or BSD form); entry by file name
+              --content-disposition  name the file as the server's Content-Disposition says
+              --cache-dir DIR        verified files by digest (default $XDG_CACHE_HOME/pinfetch)
+              --no-cache             no cache
               --sha256 HEX           pin a SHA-256 (64 hex digits, any case)
               --checksum SPEC        sha256:HEX | sha512:HEX | sha256-BASE64 | sha512-BASE64 (SRI)
               --retries N            attempts after the first (default 5); 0 = fail fast
@@ -65,50 +76,72 @@ public enum CommandLineTool {
 
     /// Runs the command with `arguments` (without the program name) and returns its exit status.
     /// SIGINT and SIGTERM cancel the fetch; a checkpoint is kept and the status is 130 / 143.
+    /// With many files the status is the most serious of theirs (``severity(of:)``).
     public static func run(_ arguments: [String], output: Output = .process) async -> Int32 {
         let parsed: Arguments
-        let destination: String
+        let jobs: [FetchJob]
         do throws(PinFetchError) {
             parsed = try Arguments.parse(arguments)
             if parsed.action != .fetch {
                 output.standardOutput(parsed.action == .help ? Self.usage : "pinfetch \(PinFetchVersion.current)\n")
                 return 0
             }
-            destination = try parsed.destination()
+            jobs = try await JobPlan.jobs(for: parsed)
         } catch {
             output.standardError("pinfetch: \(error.message)\n")
             return error.code.exitStatus
         }
 
         var options = parsed.options
-        let reporter = ProgressReporter(
-            name: (destination as NSString).lastPathComponent,
-            isTerminal: output.errorIsTerminal,
-            write: output.standardError
-        )
+        let reporter = ProgressReporter(isTerminal: output.errorIsTerminal, write: output.standardError)
         if !parsed.quiet { options.progress = { reporter.report($0) } }
         let fetcher = Fetcher(options: options)
         let signals = SignalCancellation()
-        let task = Task { await fetcher.run(parsed.url, to: destination, verifying: parsed.pin) }
+        let task = Task {
+            await fetcher.run(jobs, parallelism: parsed.jobs, failFast: parsed.failFast) { _, result in
+                if !parsed.quiet { reporter.finish(result.path) }
+                let status = Self.exitStatus(of: result, signal: signals.received)
+                if let error = result.error {
+                    output.standardError("pinfetch: \(error.message)\n")
+                } else if !parsed.quiet, !parsed.json {
+                    let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
+                    output.standardError(
+                        "pinfetch: \(result.path): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
+                    )
+                }
+                if parsed.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
+                    output.standardOutput(JSONReport(result: result, exitStatus: status).line() + "\n")
+                }
+            }
+        }
         signals.install { task.cancel() }
-        let result = await task.value
+        let results = await task.value
         signals.uninstall()
-        if !parsed.quiet { reporter.finish() }
 
-        var status: Int32 = 0
-        if let error = result.error {
-            status = error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
-            output.standardError("pinfetch: \(error.message)\n")
-        } else if !parsed.quiet, !parsed.json {
-            let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
+        let statuses = results.map { Self.exitStatus(of: $0, signal: signals.received) }
+        if results.count > 1 {
+            let failed = statuses.filter { $0 != 0 }.count
+            let bytes = results.reduce(Int64(0)) { $0 + $1.downloadedBytes }
             output.standardError(
-                "pinfetch: \(destination): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
+                "pinfetch: \(results.count - failed) of \(results.count) files ok, \(failed) failed, "
+                    + "\(ProgressReporter.size(bytes)) downloaded\n"
             )
         }
-        if parsed.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
-            output.standardOutput(JSONReport(result: result, exitStatus: status).line() + "\n")
-        }
-        return status
+        return statuses.max { Self.severity(of: $0) < Self.severity(of: $1) } ?? 0
+    }
+
+    /// The exit status of one file's result: its error's, or 128 + the signal for a cancellation.
+    static func exitStatus(of result: FetchResult, signal: Int32?) -> Int32 {
+        guard let error = result.error else { return 0 }
+        return error.code == .cancelled ? 128 + (signal ?? SIGINT) : error.code.exitStatus
+    }
+
+    /// How serious an exit status is when many files end differently: an interruption first,
+    /// then wrong bytes (9), then what needs a person (2, 5, 6, 7, 3, 10), then what a rerun may
+    /// fix (8, 4), then anything else (1), then success.
+    static func severity(of status: Int32) -> Int {
+        let order: [Int32] = [0, 1, 4, 8, 10, 3, 7, 6, 5, 2, 9, 130, 143]
+        return order.firstIndex(of: status) ?? 1
     }
 }
 

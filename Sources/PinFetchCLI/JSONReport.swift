@@ -34,6 +34,7 @@ struct JSONReport: Encodable {
         try container.encode(self.result.rehashedBytes, forKey: Key("rehashed_bytes"))
         try container.encode(self.result.restarts, forKey: Key("restarts"))
         try container.encode(self.result.attempts, forKey: Key("attempts"))
+        try container.encode(self.result.fromCache, forKey: Key("from_cache"))
         try container.encode((self.result.elapsedSeconds * 1000).rounded() / 1000, forKey: Key("elapsed_s"))
         if let error = self.result.error {
             let report = ErrorReport(kind: error.code.description, message: error.message, exit_code: self.exitStatus)

@@ -2,66 +2,93 @@ import Foundation
 import PinFetch
 import Synchronization
 
-/// Progress on stderr: a bar redrawn in place on a terminal, a line every few seconds
-/// otherwise (CI logs). Thread-safe: called from the transfer thread.
+/// Progress on stderr. On a terminal, a bar per active download (bytes, rate, ETA) redrawn in
+/// place; otherwise (CI logs) a line every 5 seconds at most. Thread-safe: downloads report
+/// from their own threads.
 final class ProgressReporter: Sendable {
+    private struct Download {
+        var progress: FetchProgress
+        let started: Date
+    }
+
     private struct State {
+        var downloads: [String: Download] = [:]
+        var order: [String] = []
+        var linesDrawn = 0
+        var lastDraw = Date.distantPast
         var lastLine = Date()  // the first line after a few seconds, not at once
-        var drewBar = false
     }
 
     private let write: @Sendable (String) -> Void
     private let isTerminal: Bool
-    private let name: String
-    private let started = Date()
     private let state = Mutex(State())
 
-    /// - Parameters:
-    ///   - name: The file name shown.
-    ///   - isTerminal: `true` to draw a bar with `\r`; `false` for a line at most every 5 seconds.
-    init(name: String, isTerminal: Bool, write: @escaping @Sendable (String) -> Void) {
-        self.name = name
+    /// - Parameter isTerminal: `true` to draw bars with ANSI cursor moves; `false` for sparse lines.
+    init(isTerminal: Bool, write: @escaping @Sendable (String) -> Void) {
         self.isTerminal = isTerminal
         self.write = write
     }
 
     func report(_ progress: FetchProgress) {
         let now = Date()
-        let elapsed = max(0.001, now.timeIntervalSince(self.started))
+        let text: String? = self.state.withLock { state in
+            if state.downloads[progress.path] == nil {
+                state.order.append(progress.path)
+                state.downloads[progress.path] = Download(progress: progress, started: now)
+            }
+            state.downloads[progress.path]?.progress = progress
+            if self.isTerminal {
+                guard now.timeIntervalSince(state.lastDraw) >= 0.1 else { return nil }
+                state.lastDraw = now
+                return self.redraw(&state, now: now)
+            }
+            guard now.timeIntervalSince(state.lastLine) >= 5 else { return nil }
+            state.lastLine = now
+            return state.order.compactMap { state.downloads[$0] }.map { Self.line(for: $0, now: now) + "\n" }
+                .joined()
+        }
+        if let text { self.write(text) }
+    }
+
+    /// Removes `path`'s bar (its result line follows).
+    func finish(_ path: String) {
+        let text: String? = self.state.withLock { state in
+            guard state.downloads.removeValue(forKey: path) != nil else { return nil }
+            state.order.removeAll { $0 == path }
+            return self.isTerminal ? self.redraw(&state, now: Date()) : nil
+        }
+        if let text { self.write(text) }
+    }
+
+    /// Erases the lines drawn last time and draws one per active download.
+    private func redraw(_ state: inout State, now: Date) -> String {
+        var text = String(repeating: "\u{1B}[1A", count: state.linesDrawn) + "\r\u{1B}[J"
+        let lines = state.order.compactMap { state.downloads[$0] }.map { Self.line(for: $0, now: now, bar: true) }
+        text += lines.map { $0 + "\n" }.joined()
+        state.linesDrawn = lines.count
+        return text
+    }
+
+    private static func line(for download: Download, now: Date, bar: Bool = false) -> String {
+        let progress = download.progress
+        let elapsed = max(0.001, now.timeIntervalSince(download.started))
         let rate = Double(progress.receivedBytes) / elapsed
-        var text = "\(self.name): \(Self.size(progress.completedBytes))"
+        var text = "\((progress.path as NSString).lastPathComponent): \(Self.size(progress.completedBytes))"
         if let total = progress.totalBytes, total > 0 {
             let fraction = min(1, Double(progress.completedBytes) / Double(total))
             text += " / \(Self.size(total)) (\(Int(fraction * 100))%)"
-            if self.isTerminal {
+            if bar {
                 let width = 24
                 let filled = Int(fraction * Double(width))
                 text =
                     "[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] " + text
             }
-            if rate > 0 {
-                text += ", ETA \(Self.duration(Double(total - progress.completedBytes) / rate))"
-            }
+            if rate > 0 { text += ", ETA \(Self.duration(Double(total - progress.completedBytes) / rate))" }
         }
-        text += ", \(Self.size(Int64(rate)))/s"
-        let line: String? = self.state.withLock { state in
-            if self.isTerminal {
-                state.drewBar = true
-                return "\r\u{1B}[K" + text
-            }
-            guard now.timeIntervalSince(state.lastLine) >= 5 else { return nil }
-            state.lastLine = now
-            return text + "\n"
-        }
-        if let line { self.write(line) }
+        return text + ", \(Self.size(Int64(rate)))/s"
     }
 
-    /// Ends a bar's line so later messages start on their own.
-    func finish() {
-        let drew = self.state.withLock { $0.drewBar }
-        if drew { self.write("\r\u{1B}[K") }
-    }
-
+    /// `1.5 MiB`-style sizes (binary units).
     static func size(_ bytes: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes)
@@ -73,10 +100,11 @@ final class ProgressReporter: Sendable {
         return unit == 0 ? "\(bytes) B" : "\(String(format: "%.1f", value)) \(units[unit])"
     }
 
+    /// `1h2m`, `3m4s`, `5s`.
     static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--" }
         let total = Int(seconds.rounded())
-        return total >= 3600
-            ? "\(total / 3600)h\(total % 3600 / 60)m" : total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
+        if total >= 3600 { return "\(total / 3600)h\(total % 3600 / 60)m" }
+        return total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
     }
 }

@@ -27,7 +27,7 @@ struct ArgumentsTests {
 
         init(_ arguments: Arguments) {
             self.action = arguments.action
-            self.url = arguments.url
+            self.url = arguments.urls.first ?? ""
             self.output = arguments.output
             self.pin = arguments.pin?.description
             self.retries = arguments.options.retries
@@ -134,8 +134,11 @@ struct ArgumentsTests {
         (["-"], "-"),
     ])
     func `-- ends the options`(arguments: [String], url: String) throws {
+        #expect(
+            try Arguments.parse([Self.url, "--", "http://h.test/other"]).urls == [Self.url, "http://h.test/other"]
+        )
         let parsed = try Arguments.parse(arguments)
-        #expect(parsed.url == url)
+        #expect(parsed.urls == [url])
         #expect(parsed.json == false)
     }
 
@@ -151,8 +154,6 @@ struct ArgumentsTests {
         [Self.url, "--retries"],
         [Self.url, "--output="],
         [Self.url, "-o", ""],
-        [Self.url, Self.url],
-        [Self.url, "--", "http://h.test/other"],
         [],
         ["-q", "--json"],
         ["--"],

@@ -35,12 +35,14 @@ private final class Capture: Sendable {
     var value: String { self.text.withLock { $0 } }
 }
 
-/// Runs the command line in-process with `arguments`, capturing stdout and stderr.
+/// Runs the command line in-process with `arguments`, capturing stdout and stderr. Unless the
+/// test names a cache (`--cache-dir`), the run gets `--no-cache`: the user's cache stays out.
 func runCLI(_ arguments: [String]) async -> CLIRun {
     let out = Capture()
     let err = Capture()
+    let isolated = arguments.contains("--cache-dir") || arguments.contains("--help") || arguments.contains("--version")
     let status = await CommandLineTool.run(
-        arguments,
+        isolated ? arguments : ["--no-cache"] + arguments,
         output: .init(standardOutput: out.append, standardError: err.append, errorIsTerminal: false)
     )
     return CLIRun(status: status, standardOutput: out.value, standardError: err.value)

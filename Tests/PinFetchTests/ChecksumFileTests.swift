@@ -1,0 +1,543 @@
+import Foundation
+import Testing
+
+@testable import PinFetch
+
+/// `ChecksumFile`: the shapes of `SHA256SUMS` and friends as release pages publish them
+/// (DESIGN.md, `--checksum-file`). Digests are made-up hex; the expected pins are built from raw
+/// bytes, not parsed.
+struct ChecksumFileTests {
+    /// SHA-256-sized digests: 0xAA × 32, 0x0123…EF × 4, 0xDD × 32.
+    static let hexA = String(repeating: "a", count: 64)
+    static let hexB = String(repeating: "0123456789abcdef", count: 4)
+    static let hexD = String(repeating: "d", count: 64)
+    /// A SHA-512-sized digest: 0xCC × 64.
+    static let hexC = String(repeating: "c", count: 128)
+    /// Digests of unsupported algorithms, by their hex length.
+    static let md5 = String(repeating: "1", count: 32)
+    static let sha1 = String(repeating: "2", count: 40)
+    static let sha224 = String(repeating: "3", count: 56)
+    static let sha384 = String(repeating: "4", count: 96)
+
+    static let pinA = try! Pin(algorithm: .sha256, digest: [UInt8](repeating: 0xAA, count: 32))
+    static let pinB = try! Pin(
+        algorithm: .sha256,
+        digest: Array([[UInt8]](repeating: [0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF], count: 4).joined())
+    )
+    static let pinD = try! Pin(algorithm: .sha256, digest: [UInt8](repeating: 0xDD, count: 32))
+    static let pinC = try! Pin(algorithm: .sha512, digest: [UInt8](repeating: 0xCC, count: 64))
+
+    static func parse(_ text: String) throws -> ChecksumFile {
+        try ChecksumFile(parsing: Array(text.utf8))
+    }
+
+    @Test func `the expected pins are the hex digests`() {
+        #expect(Self.pinA.hex == Self.hexA)
+        #expect(Self.pinB.hex == Self.hexB)
+        #expect(Self.pinC.hex == Self.hexC)
+        #expect(Self.pinD.hex == Self.hexD)
+    }
+
+    struct Shape: Sendable, CustomTestStringConvertible {
+        var source: String
+        var text: String
+        var fileName: String
+        var expected: Pin
+        /// The supported entries, or `nil` for a bare digest.
+        var entries: Int?
+        var testDescription: String { self.source }
+    }
+
+    static let fedoraCHECKSUM = """
+        -----BEGIN PGP SIGNED MESSAGE-----
+        Hash: SHA256
+
+        # Fedora-Workstation-Live-x86_64-39-1.5.iso: 2295853056 bytes
+        SHA256 (Fedora-Workstation-Live-x86_64-39-1.5.iso) = \(hexA)
+        # Fedora-Workstation-Live-osb-39-1.5.x86_64.iso: 2295853056 bytes
+        SHA256 (Fedora-Workstation-Live-osb-39-1.5.x86_64.iso) = \(hexB)
+        -----BEGIN PGP SIGNATURE-----
+
+        iQIzBAEBCAAdFiEEbZV+nXWYQyLYo3kBFIrmPY2+ngYFAmU7yhsACgkQFIrmPY2+
+        =lCyy
+        -----END PGP SIGNATURE-----
+
+        """
+
+    static let nodeSHASUMS256asc = """
+        -----BEGIN PGP SIGNED MESSAGE-----
+        Hash: SHA256
+
+        \(hexA)  node-v20.11.0-darwin-arm64.tar.gz
+        \(hexB)  node-v20.11.0-linux-x64.tar.xz
+        \(hexD)  node-v20.11.0-win-x64.zip
+        -----BEGIN PGP SIGNATURE-----
+
+        iQIzBAEBCAAdFiEEiQwI24V5Fi/uDfnbi+q0389VXvQFAmWeEDYACgkQi+q0389V
+        XvTz7w/+O0RXcJ0q4GcD0tVGz5X5zYzI9m3kbTBq0s0Kz8bL1YR5OYsM6n/Ef4H1
+        =Yw4Y
+        -----END PGP SIGNATURE-----
+
+        """
+
+    static let shapes = [
+        Shape(
+            source: "Debian cdimage SHA256SUMS",
+            text: "\(hexA)  debian-12.5.0-amd64-netinst.iso\n\(hexB)  debian-edu-12.5.0-amd64-netinst.iso\n"
+                + "\(hexD)  debian-mac-12.5.0-amd64-netinst.iso\n",
+            fileName: "debian-edu-12.5.0-amd64-netinst.iso",
+            expected: pinB,
+            entries: 3
+        ),
+        Shape(
+            source: "Debian cdimage SHA512SUMS",
+            text: "\(hexC)  debian-12.5.0-arm64-netinst.iso\n",
+            fileName: "debian-12.5.0-arm64-netinst.iso",
+            expected: pinC,
+            entries: 1
+        ),
+        Shape(
+            source: "Ubuntu SHA256SUMS (binary flag)",
+            text: "\(hexA) *ubuntu-24.04-desktop-amd64.iso\n\(hexB) *ubuntu-24.04-live-server-amd64.iso\n",
+            fileName: "ubuntu-24.04-live-server-amd64.iso",
+            expected: pinB,
+            entries: 2
+        ),
+        Shape(
+            source: "Go go1.22.0.linux-amd64.tar.gz.sha256 (bare digest, no newline)",
+            text: hexB,
+            fileName: "go1.22.0.linux-amd64.tar.gz",
+            expected: pinB,
+            entries: nil
+        ),
+        Shape(
+            source: "Node SHASUMS256.txt",
+            text: "\(hexA)  node-v20.11.0-darwin-arm64.tar.gz\n\(hexB)  node-v20.11.0-linux-x64.tar.xz\n",
+            fileName: "node-v20.11.0-linux-x64.tar.xz",
+            expected: pinB,
+            entries: 2
+        ),
+        Shape(
+            source: "Node SHASUMS256.txt.asc (clear-signed)",
+            text: nodeSHASUMS256asc,
+            fileName: "node-v20.11.0-win-x64.zip",
+            expected: pinD,
+            entries: 3
+        ),
+        Shape(
+            source: "Python python-build-standalone SHA256SUMS",
+            text: "\(hexA)  cpython-3.12.1+20240107-aarch64-apple-darwin-install_only.tar.gz\n"
+                + "\(hexB)  cpython-3.12.1+20240107-x86_64-unknown-linux-gnu-install_only.tar.gz\n",
+            fileName: "cpython-3.12.1+20240107-x86_64-unknown-linux-gnu-install_only.tar.gz",
+            expected: pinB,
+            entries: 2
+        ),
+        Shape(
+            source: "Python Python-3.12.1.tar.xz.sha256 (sha256sum output)",
+            text: "\(hexA)  Python-3.12.1.tar.xz\n",
+            fileName: "Python-3.12.1.tar.xz",
+            expected: pinA,
+            entries: 1
+        ),
+        Shape(
+            source: "Rust rust-1.75.0-x86_64-unknown-linux-gnu.tar.gz.sha256",
+            text: "\(hexA)  rust-1.75.0-x86_64-unknown-linux-gnu.tar.gz\n",
+            fileName: "rust-1.75.0-x86_64-unknown-linux-gnu.tar.gz",
+            expected: pinA,
+            entries: 1
+        ),
+        Shape(
+            source: "Rust rustup-init.sha256 (a build path)",
+            text: "\(hexD)  ./target/x86_64-unknown-linux-gnu/release/rustup-init\n",
+            fileName: "rustup-init",
+            expected: pinD,
+            entries: 1
+        ),
+        Shape(
+            source: "Kubernetes kubectl.sha256 (bare digest, no newline)",
+            text: hexA,
+            fileName: "kubectl",
+            expected: pinA,
+            entries: nil
+        ),
+        Shape(
+            source: "Kubernetes kubernetes-server-linux-amd64.tar.gz.sha512 (bare digest)",
+            text: hexC + "\n",
+            fileName: "kubernetes-server-linux-amd64.tar.gz",
+            expected: pinC,
+            entries: nil
+        ),
+        Shape(
+            source: "HashiCorp terraform_1.7.0_SHA256SUMS",
+            text: "\(hexA)  terraform_1.7.0_darwin_arm64.zip\n\(hexB)  terraform_1.7.0_linux_amd64.zip\n"
+                + "\(hexD)  terraform_1.7.0_windows_amd64.zip\n",
+            fileName: "terraform_1.7.0_linux_amd64.zip",
+            expected: pinB,
+            entries: 3
+        ),
+        Shape(
+            source: "Fedora CHECKSUM (clear-signed, BSD tags, # comments)",
+            text: fedoraCHECKSUM,
+            fileName: "Fedora-Workstation-Live-osb-39-1.5.x86_64.iso",
+            expected: pinB,
+            entries: 2
+        ),
+        Shape(
+            source: "FreeBSD CHECKSUM.SHA512 (BSD tags)",
+            text: "SHA512 (FreeBSD-14.0-RELEASE-amd64-bootonly.iso) = \(hexC)\n"
+                + "SHA512 (FreeBSD-14.0-RELEASE-amd64-disc1.iso) = \(hexC.uppercased())\n",
+            fileName: "FreeBSD-14.0-RELEASE-amd64-disc1.iso",
+            expected: pinC,
+            entries: 2
+        ),
+        Shape(
+            source: "OpenBSD SHA256 (BSD tags)",
+            text: "SHA256 (INSTALL.amd64) = \(hexA)\nSHA256 (bsd) = \(hexB)\nSHA256 (bsd.mp) = \(hexD)\n",
+            fileName: "bsd",
+            expected: pinB,
+            entries: 3
+        ),
+        Shape(
+            source: "sha256sum --tag, a name with spaces and parentheses",
+            text: "SHA256 (my file (1).txt) = \(hexA)\nSHA256 (my file (2).txt) = \(hexB)\n",
+            fileName: "my file (1).txt",
+            expected: pinA,
+            entries: 2
+        ),
+        Shape(
+            source: "shasum --tag, a name containing ') = '",
+            text: "SHA256 (odd) = name) = \(hexD)\n",
+            fileName: "odd) = name",
+            expected: pinD,
+            entries: 1
+        ),
+        Shape(
+            source: "SHA-256 tag",
+            text: "SHA-256 (app.tar.gz) = \(hexB)\n",
+            fileName: "app.tar.gz",
+            expected: pinB,
+            entries: 1
+        ),
+        Shape(
+            source: "SHA-512 tag",
+            text: "SHA-512 (app.tar.gz) = \(hexC)\n",
+            fileName: "app.tar.gz",
+            expected: pinC,
+            entries: 1
+        ),
+        Shape(
+            source: "openssl dgst (OpenSSL 3 spelling)",
+            text: "SHA2-256(app.tar.gz)= \(hexA)\n",
+            fileName: "app.tar.gz",
+            expected: pinA,
+            entries: 1
+        ),
+        Shape(
+            source: "cksum --base64 tag",
+            text: "SHA256 (app.tar.gz) = \(Data(pinD.digest).base64EncodedString())\n",
+            fileName: "app.tar.gz",
+            expected: pinD,
+            entries: 1
+        ),
+        Shape(
+            source: "upper-case hex",
+            text: "\(hexB.uppercased())  app.tar.gz\n",
+            fileName: "app.tar.gz",
+            expected: pinB,
+            entries: 1
+        ),
+        Shape(
+            source: "a tab between digest and name",
+            text: "\(hexA)\tother.bin\n\(hexB)\tapp.tar.gz\n",
+            fileName: "app.tar.gz",
+            expected: pinB,
+            entries: 2
+        ),
+        Shape(
+            source: "one space between digest and name (md5 -r form)",
+            text: "\(hexB) app.tar.gz\n",
+            fileName: "app.tar.gz",
+            expected: pinB,
+            entries: 1
+        ),
+        Shape(
+            source: "GNU escaped name",
+            text: "\\\(hexD)  dir\\\\a\\nb.txt\n\(hexA)  plain.txt\n",
+            fileName: "dir\\a\nb.txt",
+            expected: pinD,
+            entries: 2
+        ),
+        Shape(
+            source: "GNU escaped tagged name",
+            text: "\\SHA256 (line\\nbreak.txt) = \(hexD)\n",
+            fileName: "line\nbreak.txt",
+            expected: pinD,
+            entries: 1
+        ),
+        Shape(
+            source: "sha256sum < file (name '-')",
+            text: "\(hexD)  -\n",
+            fileName: "anything.iso",
+            expected: pinD,
+            entries: nil
+        ),
+        Shape(
+            source: "comments, blank lines and a Windows path",
+            text: "# made by release.sh\n\n\(hexA)  dist\\win\\app.exe\n\n# end\n",
+            fileName: "app.exe",
+            expected: pinA,
+            entries: 1
+        ),
+        Shape(
+            source: "md5 and sha256 lines mixed",
+            text: "\(md5)  app.tar.gz\n\(hexB)  app.tar.gz\n\(sha1)  app.tar.gz\n",
+            fileName: "app.tar.gz",
+            expected: pinB,
+            entries: 1
+        ),
+    ]
+
+    @Test(arguments: Self.shapes)
+    func `real-world checksum files give the pin of the named file`(shape: Shape) throws {
+        let file = try Self.parse(shape.text)
+        #expect(try file.pin(for: shape.fileName) == shape.expected)
+        if let count = shape.entries {
+            #expect(file.entries.count == count)
+            #expect(file.bareDigest == nil)
+        } else {
+            #expect(file.entries.isEmpty)
+            #expect(file.bareDigest == shape.expected)
+            #expect(try file.pin(for: "some-other-name") == shape.expected)
+        }
+    }
+
+    @Test func `entries keep their names, pins and line numbers in file order`() throws {
+        let file = try Self.parse(
+            "# header\n\(Self.hexA)  ./dist/a.tar.gz\n\n\(Self.md5)  a.tar.gz\n"
+                + "SHA512 (b (1).zip) = \(Self.hexC)\n\(Self.hexA)  ./dist/a.tar.gz\n"
+        )
+        #expect(
+            file.entries == [
+                ChecksumFile.Entry(name: "./dist/a.tar.gz", pin: Self.pinA, line: 2),
+                ChecksumFile.Entry(name: "b (1).zip", pin: Self.pinC, line: 5),
+                ChecksumFile.Entry(name: "./dist/a.tar.gz", pin: Self.pinA, line: 6),
+            ]
+        )
+        #expect(file.unsupportedEntries == [ChecksumFile.UnsupportedEntry(name: "a.tar.gz", algorithm: "md5", line: 4)])
+        #expect(try file.pin(for: "a.tar.gz") == Self.pinA)
+        #expect(try file.pin(for: "dist/a.tar.gz") == Self.pinA)
+        #expect(try file.pin(for: "./dist/a.tar.gz") == Self.pinA)
+    }
+
+    /// The same content in the encodings and line ends that tools on other systems write.
+    static func encodings(of text: String) -> [(String, [UInt8])] {
+        let crlf = text.replacingOccurrences(of: "\n", with: "\r\n")
+        let utf16LE: [UInt8] =
+            [0xFF, 0xFE] + crlf.utf16.flatMap { unit -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let utf16BE: [UInt8] =
+            [0xFE, 0xFF] + text.utf16.flatMap { unit -> [UInt8] in [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+        return [
+            ("UTF-8", Array(text.utf8)),
+            ("CRLF", Array(crlf.utf8)),
+            ("UTF-8 BOM", [0xEF, 0xBB, 0xBF] + Array(text.utf8)),
+            ("UTF-8 BOM and CRLF", [0xEF, 0xBB, 0xBF] + Array(crlf.utf8)),
+            ("UTF-16 LE BOM and CRLF (PowerShell 5)", utf16LE),
+            ("UTF-16 BE BOM", utf16BE),
+            ("UTF-16 LE with an odd last byte", utf16LE + [0x0A]),
+        ]
+    }
+
+    static let encodingCases = Self.encodings(of: "# ünïcode\n\(hexA)  näive.tar.gz\nSHA512 (b.zip) = \(hexC)\n\n")
+        .map(\.0)
+
+    @Test(arguments: Self.encodingCases)
+    func `byte order marks, UTF-16 and CRLF are decoded`(encoding: String) throws {
+        let text = "# ünïcode\n\(Self.hexA)  näive.tar.gz\nSHA512 (b.zip) = \(Self.hexC)\n\n"
+        let bytes = try #require(Self.encodings(of: text).first { $0.0 == encoding }?.1)
+        let file = try ChecksumFile(parsing: bytes)
+        #expect(
+            file.entries == [
+                ChecksumFile.Entry(name: "näive.tar.gz", pin: Self.pinA, line: 2),
+                ChecksumFile.Entry(name: "b.zip", pin: Self.pinC, line: 3),
+            ]
+        )
+    }
+
+    @Test(arguments: [hexA, hexA + "\n", hexA + "\r\n", "\u{FEFF}" + hexA + "\n", "# go.dev\n" + hexA + "\n\n"])
+    func `a bare digest applies to any name`(text: String) throws {
+        let file = try Self.parse(text)
+        #expect(file.bareDigest == Self.pinA)
+        #expect(file.entries.isEmpty)
+        #expect(try file.pin(for: "go1.22.0.linux-amd64.tar.gz") == Self.pinA)
+        #expect(try file.pin(for: "") == Self.pinA)
+    }
+
+    @Test func `only the signed body of a clear-signed file counts, dash-escaped lines included`() throws {
+        let text = """
+            \(Self.hexD)  before.txt
+            -----BEGIN PGP SIGNED MESSAGE-----
+            Hash: SHA256
+            \(Self.hexD)  header.txt
+
+            - \(Self.hexA)  escaped.txt
+            \(Self.hexB)  plain.txt
+            - -- a dash-escaped note
+            -----BEGIN PGP SIGNATURE-----
+            \(Self.hexD)  signature.txt
+
+            iQIzBAEBCAAdFiEE
+            -----END PGP SIGNATURE-----
+            """
+        let file = try Self.parse(text)
+        #expect(file.entries.map(\.name) == ["before.txt", "escaped.txt", "plain.txt"])
+        #expect(try file.pin(for: "escaped.txt") == Self.pinA)
+        #expect(try file.pin(for: "plain.txt") == Self.pinB)
+        for hidden in ["header.txt", "signature.txt"] {
+            let error = #expect(throws: PinFetchError.self) { try file.pin(for: hidden) }
+            #expect(error?.code == .usage)
+        }
+    }
+
+    @Test func `dash escapes are only undone inside a signed message`() throws {
+        let file = try Self.parse("- \(Self.hexA)  escaped.txt\n\(Self.hexB)  plain.txt\n")
+        #expect(file.entries.map(\.name) == ["plain.txt"])
+    }
+
+    static let notChecksumLines = [
+        "hello world",
+        "<!DOCTYPE html>",
+        String(repeating: "a", count: 63) + "  short.txt",
+        String(repeating: "a", count: 65) + "  long.txt",
+        String(repeating: "a", count: 64) + "x  glued.txt",
+        String(repeating: "a", count: 64) + "  ",
+        String(repeating: "a", count: 64) + " *",
+        " " + String(repeating: "a", count: 64) + "  indented.txt",
+        // A Debian Release file: indented `hex size path`.
+        " " + String(repeating: "a", count: 64) + "     1234 main/binary-amd64/Packages",
+        "\\" + String(repeating: "a", count: 64) + "  bad\\qescape.txt",
+        "\\" + String(repeating: "a", count: 64) + "  trailing\\",
+        "SHA256 (x.txt) = zzzz",
+        "SHA256 (x.txt) = " + String(repeating: "a", count: 63),
+        "SHA256 (x.txt) = " + String(repeating: "a", count: 64) + " extra",
+        "SHA256 () = " + String(repeating: "a", count: 64),
+        "SHA256 (x.txt) " + String(repeating: "a", count: 64),
+        "SHA 256 (x.txt) = " + String(repeating: "a", count: 64),
+        "(x.txt) = " + String(repeating: "a", count: 64),
+        "SHA256 (x.txt) = ",
+        "sha256:" + String(repeating: "a", count: 64) + "  x.txt",
+    ]
+
+    @Test(arguments: Self.notChecksumLines)
+    func `lines that are not checksum lines are skipped`(line: String) throws {
+        let file = try Self.parse("\(line)\n\(Self.hexB)  good.txt\n")
+        #expect(file.entries == [ChecksumFile.Entry(name: "good.txt", pin: Self.pinB, line: 2)])
+        #expect(file.unsupportedEntries.isEmpty)
+        #expect(file.bareDigest == nil)
+    }
+
+    @Test(arguments: [
+        "",
+        "\n\n",
+        "\u{FEFF}",
+        "# only a comment\n",
+        "hello\n",
+        "<html><body>Not Found</body></html>\n",
+        "\(hexA)\n\(hexB)\n",
+        String(repeating: "a", count: 63),
+        "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nnothing here\n-----BEGIN PGP SIGNATURE-----\n\(hexA)\n",
+    ])
+    func `a file without checksum lines is a usage error`(text: String) {
+        let error = #expect(throws: PinFetchError.self) { try Self.parse(text) }
+        #expect(error?.code == .usage)
+        #expect(error?.code.exitStatus == 2)
+        #expect(error?.message.contains("no checksum lines") == true)
+    }
+
+    @Test func `files over 16 MiB are refused and 16 MiB is accepted`() throws {
+        let line = Array("\(Self.hexA)  big.iso\n".utf8)
+        var bytes = line + Array("# ".utf8)
+        bytes += [UInt8](repeating: UInt8(ascii: "x"), count: ChecksumFile.maximumSize - bytes.count)
+        #expect(bytes.count == 16 * 1024 * 1024)
+        #expect(try ChecksumFile(parsing: bytes).pin(for: "big.iso") == Self.pinA)
+        bytes.append(UInt8(ascii: "x"))
+        let error = #expect(throws: PinFetchError.self) { try ChecksumFile(parsing: bytes) }
+        #expect(error?.code.exitStatus == 2)
+        #expect(error?.message.contains("16 MiB") == true)
+    }
+
+    struct Unsupported: Sendable, CustomTestStringConvertible {
+        var text: String
+        var algorithm: String
+        var testDescription: String { self.algorithm + ": " + self.text }
+    }
+
+    static let unsupported = [
+        Unsupported(text: "\(md5)  app.tar.gz\n", algorithm: "md5"),
+        Unsupported(text: "\(sha1) *app.tar.gz\n", algorithm: "sha1"),
+        Unsupported(text: "\(sha224)  app.tar.gz\n", algorithm: "sha224"),
+        Unsupported(text: "\(sha384)  app.tar.gz\n", algorithm: "sha384"),
+        Unsupported(text: "MD5 (app.tar.gz) = \(md5)\n", algorithm: "md5"),
+        Unsupported(text: "SHA1 (app.tar.gz) = \(sha1)\n", algorithm: "sha1"),
+        Unsupported(text: "SHA384 (app.tar.gz) = \(sha384)\n", algorithm: "sha384"),
+        Unsupported(text: "BLAKE2b (app.tar.gz) = \(hexC)\n", algorithm: "blake2b"),
+        Unsupported(text: "SHA512/256 (app.tar.gz) = \(hexA)\n", algorithm: "sha512/256"),
+        Unsupported(text: "\(md5)\n", algorithm: "md5"),
+        Unsupported(text: "\(sha1)  -\n", algorithm: "sha1"),
+        Unsupported(text: "\(md5)  app.tar.gz\n\(sha1)  app.tar.gz\n\(hexA)  other.tar.gz\n", algorithm: "md5, sha1"),
+    ]
+
+    @Test(arguments: Self.unsupported)
+    func `only unsupported algorithms for a name is a usage error that names them`(item: Unsupported) throws {
+        let file = try Self.parse(item.text)
+        let error = #expect(throws: PinFetchError.self) { try file.pin(for: "app.tar.gz") }
+        #expect(error?.code == .usage)
+        #expect(error?.code.exitStatus == 2)
+        #expect(error?.message.contains("only \(item.algorithm) checksums") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("'app.tar.gz'") == true)
+    }
+
+    @Test func `a name with no entry is a usage error that names it`() throws {
+        let file = try Self.parse("\(Self.hexA)  a.tar.gz\n\(Self.md5)  b.tar.gz\n")
+        for name in ["c.tar.gz", "A.TAR.GZ", "a.tar", "", "a.tar.gz "] {
+            let error = #expect(throws: PinFetchError.self) { try file.pin(for: name) }
+            #expect(error?.code.exitStatus == 2)
+            #expect(error?.message.contains("no checksum for '\(name)'") == true)
+        }
+        let error = #expect(throws: PinFetchError.self) { try file.pin(for: "evil\n\u{1B}name") }
+        #expect(error?.message.contains("'evil\\x0A\\x1Bname'") == true)
+    }
+
+    @Test func `two different pins for one name are a usage error`() throws {
+        let file = try Self.parse("\(Self.hexA)  app.tar.gz\n\(Self.hexD)  other\n\(Self.hexB) *app.tar.gz\n")
+        let error = #expect(throws: PinFetchError.self) { try file.pin(for: "app.tar.gz") }
+        #expect(error?.code.exitStatus == 2)
+        #expect(error?.message.contains("two different sha256 checksums") == true)
+        #expect(error?.message.contains("lines 1 and 3") == true)
+        #expect(try file.pin(for: "other") == Self.pinD)
+    }
+
+    @Test func `the same pin twice for one name is fine`() throws {
+        let file = try Self.parse("\(Self.hexA)  app.tar.gz\nSHA256 (./app.tar.gz) = \(Self.hexA.uppercased())\n")
+        #expect(file.entries.count == 2)
+        #expect(try file.pin(for: "app.tar.gz") == Self.pinA)
+    }
+
+    @Test(arguments: [
+        "\(hexA)  app.tar.gz\n\(hexC)  app.tar.gz\n",
+        "SHA512 (app.tar.gz) = \(hexC)\nSHA256 (app.tar.gz) = \(hexA)\n",
+    ])
+    func `SHA-256 and SHA-512 for one name give the SHA-512 pin`(text: String) throws {
+        #expect(try Self.parse(text).pin(for: "app.tar.gz") == Self.pinC)
+    }
+
+    @Test func `an exact name wins over a last path component, which may be ambiguous`() throws {
+        let file = try Self.parse(
+            "\(Self.hexA)  linux/app\n\(Self.hexB)  darwin/app\n\(Self.hexD)  tool\n\(Self.hexA)  old/tool\n"
+        )
+        #expect(try file.pin(for: "linux/app") == Self.pinA)
+        #expect(try file.pin(for: "darwin/app") == Self.pinB)
+        #expect(try file.pin(for: "tool") == Self.pinD)
+        let error = #expect(throws: PinFetchError.self) { try file.pin(for: "app") }
+        #expect(error?.message.contains("two different sha256 checksums for 'app'") == true)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+/// Several URLs of one file, and the content-addressed cache (issue 4).
+struct MirrorAndCacheTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0"]
+    static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }
+
+    @Test func `a failing mirror hands over to the next`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { broken in
+            broken.faults = TestFaults(status: 404)
+            try await withTestHTTPServer(serving: Self.resourceA) { good in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(
+                        Self.quiet + ["--retries", "0", "--sha256", Fixtures.sha256A, "-o", "\(directory)/out.bin"]
+                            + [broken.url(), good.url()]
+                    )
+                    #expect(run.status == 0)
+                    #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                    #expect(broken.getRequests.count == 1)
+                    #expect(good.getRequests.count == 1)
+                    #expect(run.string("url") == broken.url())
+                }
+            }
+        }
+    }
+
+    @Test func `with a pin a partial from one mirror is resumed on another`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { first in
+            first.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+            first.faults = TestFaults(status: 503)
+            // The same bytes under another ETag, as two independent mirrors would serve them.
+            try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: "\"other\"")) { second in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(
+                        Self.quiet + ["--retries", "1", "--sha256", Fixtures.sha256A, "-o", "\(directory)/out.bin"]
+                            + [first.url(), second.url()]
+                    )
+                    #expect(run.status == 0)
+                    #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                    let resume = try #require(second.getRequests.first)
+                    #expect(resume.header("Range") == "bytes=400000-")
+                    #expect(resume.header("If-Range") == nil)
+                    #expect(run.int("downloaded_bytes") == 1_048_576)
+                }
+            }
+        }
+    }
+
+    @Test func `without a pin a partial is not carried to another mirror`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { first in
+            first.faults = TestFaults(closeAfterBodyBytes: 400_000)
+            try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: "\"other\"")) { second in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(
+                        Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", first.url(), second.url()]
+                    )
+                    #expect(run.status == 0)
+                    #expect(second.getRequests.map { $0.header("Range") } == [nil])
+                    #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                }
+            }
+        }
+    }
+
+    @Test func `a mirror serving other bytes is caught by the pin and the next mirror restarts from 0`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { first in
+            first.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+            first.faults = TestFaults(status: 503)
+            try await withTestHTTPServer(serving: TestResource(body: Fixtures.b, etag: "\"b\"")) { wrong in
+                try await withTestHTTPServer(serving: Self.resourceA) { third in
+                    try await withTemporaryDirectory { directory in
+                        let run = await runCLI(
+                            Self.quiet + ["--retries", "2", "--sha256", Fixtures.sha256A, "-o", "\(directory)/out.bin"]
+                                + [first.url(), wrong.url(), third.url()]
+                        )
+                        #expect(run.status == 0)
+                        #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                        #expect(run.int("restarts") == 1)
+                        #expect(third.getRequests.map { $0.header("Range") } == [nil])
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func `a cached file is placed without a request, re-verified, and a corrupt entry replaced`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let cache = "\(directory)/cache"
+                let arguments = Self.quiet + ["--cache-dir", cache, "--sha256", Fixtures.sha256A]
+                let first = await runCLI(arguments + ["-o", "\(directory)/one.bin", server.url()])
+                #expect(first.status == 0)
+                let entry = "\(cache)/sha256/\(Fixtures.sha256A)"
+                #expect(contents(entry) == Fixtures.a)
+
+                let second = await runCLI(arguments + ["-o", "\(directory)/two.bin", server.url()])
+                #expect(second.status == 0)
+                #expect(second.json["from_cache"] as? Bool == true)
+                #expect(contents("\(directory)/two.bin") == Fixtures.a)
+                #expect(server.getRequests.count == 1)
+                #expect(server.requests.count == 2)  // HEAD + GET of the first run only
+
+                try Data(Fixtures.b).write(to: URL(filePath: entry))  // corrupt the entry in place
+                let third = await runCLI(arguments + ["-o", "\(directory)/three.bin", server.url()])
+                #expect(third.status == 0)
+                #expect(third.json["from_cache"] as? Bool == false)
+                #expect(contents("\(directory)/three.bin") == Fixtures.a)
+                #expect(contents(entry) == Fixtures.a)
+                #expect(server.getRequests.count == 2)
+            }
+        }
+    }
+}
