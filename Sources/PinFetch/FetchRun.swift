@@ -25,15 +25,18 @@ final class FetchRun: @unchecked Sendable {
     /// The partial came from another mirror: ask for the rest with `Range` and no `If-Range`;
     /// only done with a pin, which decides at the end.
     private var crossMirror = false
-    let destination: String
+    /// The file to create; with a naming directory, replaced by the `Content-Disposition` name.
+    private(set) var destination: String
+    /// Name the file by `Content-Disposition` inside this directory (`--content-disposition`).
+    private let namingDirectory: String?
     let pin: Pin?
     let options: FetchOptions
     let control: TransferControl
     /// The pin's algorithm; without a pin, SHA-256 unless the server offers only SHA-512.
     private(set) var algorithm: HashAlgorithm
-    let partialPath: String
-    let checkpointPath: String
-    let lockPath: String
+    var partialPath: String { self.destination + ".part" }
+    var checkpointPath: String { self.destination + ".part.state" }
+    var lockPath: String { self.destination + ".part.lock" }
     private let easy: EasyHandle
     private let started = Date()
 
@@ -61,6 +64,10 @@ final class FetchRun: @unchecked Sendable {
     /// The server's digest of the representation for `algorithm` and the field it came in, from
     /// the answers that delivered the partial's bytes.
     private var serverDigest: (field: String, digest: [UInt8])?
+    /// The mirror probed and what it said.
+    private var probeResult: (mirror: Int, probe: Probe?)?
+    /// The final head of the HEAD probe, whatever its status.
+    private var probeHead: ResponseHead?
     /// `true` when the file came from the cache.
     private var fromCache = false
     /// `true` when the destination already held the pinned file.
@@ -75,6 +82,7 @@ final class FetchRun: @unchecked Sendable {
 
     init(
         mirrors: [String],
+        namingDirectory: String? = nil,
         destination: String,
         pin: Pin?,
         options: FetchOptions,
@@ -83,14 +91,12 @@ final class FetchRun: @unchecked Sendable {
     ) throws(PinFetchError) {
         self.url = mirrors.first ?? ""
         self.mirrors = mirrors.isEmpty ? [""] : mirrors
+        self.namingDirectory = namingDirectory
         self.destination = destination
         self.pin = pin
         self.options = options
         self.control = control
         self.algorithm = pin?.algorithm ?? .sha256
-        self.partialPath = destination + ".part"
-        self.checkpointPath = destination + ".part.state"
-        self.lockPath = destination + ".part.lock"
         self.digest = RunningDigest(algorithm: self.algorithm)
         self.easy = easy
         self.caBundle = try options.caFile.map { file throws(PinFetchError) in try TrustAnchors.bundle(adding: file) }
@@ -108,6 +114,7 @@ final class FetchRun: @unchecked Sendable {
         }
         result.bytes = self.offset
         result.algorithm = self.algorithm
+        result.path = self.destination
         result.fromCache = self.fromCache
         result.resumedFrom = result.error == nil ? self.resumedFrom : 0
         result.downloadedBytes = self.downloadedBytes
@@ -122,6 +129,15 @@ final class FetchRun: @unchecked Sendable {
 
     private func fetch() throws(PinFetchError) -> [UInt8] {
         for mirror in self.mirrors { try validateURL(mirror) }
+        if let directory = self.namingDirectory {
+            _ = self.probe()
+            if let value = self.probeHead?.value("content-disposition"),
+                let name = SafeFileName.fromContentDisposition(value)
+            {
+                self.destination = (directory as NSString).appendingPathComponent(name)
+            }
+        }
+        try FileSystem.createDirectories(FileSystem.directory(of: self.destination))
         let lock = try DestinationLock(path: self.lockPath, timeout: self.options.lockTimeout) { [control] in
             control.isCancelled
         }
@@ -249,8 +265,17 @@ final class FetchRun: @unchecked Sendable {
     }
 
     /// HEAD the URL (advisory): `nil` unless a `2xx` without a content coding came back.
+    /// The first call asks; later calls on the same mirror return what it learned.
     private func probe() -> Probe? {
+        if let (mirror, probe) = self.probeResult, mirror == self.mirrorIndex { return probe }
+        let probe = self.headProbe()
+        self.probeResult = (self.mirrorIndex, probe)
+        return probe
+    }
+
+    private func headProbe() -> Probe? {
         let delegate = TransferDelegate()
+        defer { self.probeHead = delegate.head }
         let headers = ["Accept-Encoding: identity"] + self.options.headers
         guard let outcome = try? self.perform(.head, headers: headers, delegate: delegate), outcome.category == .ok,
             let head = delegate.head, (200..<300).contains(head.status), !head.hasContentCoding

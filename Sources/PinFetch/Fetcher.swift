@@ -86,11 +86,15 @@ public struct FetchJob: Sendable, Hashable {
     public var destination: String
     /// The expected digest, or `nil` to compute and report one.
     public var pin: Pin?
+    /// When set, the file is named by the server's `Content-Disposition` (RFC 6266), reduced to
+    /// a safe base name inside this directory; `destination` is used when it names none.
+    public var namingDirectory: String?
 
-    public init(mirrors: [String], destination: String, pin: Pin? = nil) {
+    public init(mirrors: [String], destination: String, pin: Pin? = nil, namingDirectory: String? = nil) {
         self.mirrors = mirrors
         self.destination = destination
         self.pin = pin
+        self.namingDirectory = namingDirectory
     }
 }
 
@@ -172,6 +176,7 @@ private final class Batch: Sendable {
             let handle = easy!
             let run = try FetchRun(
                 mirrors: job.mirrors,
+                namingDirectory: job.namingDirectory,
                 destination: job.destination,
                 pin: job.pin,
                 options: self.options,

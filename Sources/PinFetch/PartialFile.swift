@@ -1,3 +1,4 @@
+import Foundation
 @preconcurrency import Glibc
 
 /// The unverified bytes of a download, `<dest>.part`, opened for reading and writing.
@@ -138,6 +139,16 @@ enum FileSystem {
         if let failure {
             unlink(temporary)
             throw failure
+        }
+    }
+
+    /// Creates `directory` and its missing parents (mode 0755), like `mkdir -p`.
+    static func createDirectories(_ directory: String) throws(PinFetchError) {
+        guard !Self.exists(directory) else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw PinFetchError(.fileIO, "cannot create directory \(directory): \(error.localizedDescription)")
         }
     }
 

@@ -130,7 +130,7 @@ public struct Arguments: Sendable {
                 }
                 parsed.jobs = count
             case "--fail-fast": parsed.failFast = true
-            case "--shard": parsed.shard = try Self.shard(value)
+            case "--shard": parsed.shard = try parseShard(value)
             case "--content-disposition": parsed.contentDisposition = true
             case "--cache-dir":
                 guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
@@ -163,17 +163,6 @@ public struct Arguments: Sendable {
         let environment = ProcessInfo.processInfo.environment
         if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return base + "/pinfetch" }
         return environment["HOME"].map { $0 + "/.cache/pinfetch" }
-    }
-
-    /// `K/N` with 0 <= K < N (DESIGN.md, "--shard").
-    private static func shard(_ text: String) throws(PinFetchError) -> (k: Int, n: Int) {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
-            let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, k < n
-        else {
-            throw PinFetchError(.usage, "--shard takes K/N with 0 <= K < N, not '\(text.prefix(40))'")
-        }
-        return (k, n)
     }
 
     /// A non-negative, finite number of seconds (fractions allowed).

@@ -8,13 +8,58 @@ enum JobPlan {
     /// - Throws: ``PinFetchError/Code/usage`` for anything about the input that is wrong, before
     ///   any file is created.
     static func jobs(for arguments: Arguments) async throws(PinFetchError) -> [FetchJob] {
-        let destination = try arguments.destination()
-        var pin = arguments.pin
+        let sums: ChecksumFile?
         if let source = arguments.checksumFile {
-            let file = try ChecksumFile(parsing: await Self.load(source, arguments))
-            pin = try file.pin(for: (destination as NSString).lastPathComponent)
+            do throws(PinFetchError) {
+                sums = try ChecksumFile(parsing: await Self.load(source, arguments))
+            } catch {
+                throw PinFetchError(error.code, "\(source): \(error.message)", underlying: error.underlying)
+            }
+        } else {
+            sums = nil
         }
-        return [FetchJob(mirrors: arguments.urls, destination: destination, pin: pin)]
+        guard let input = arguments.inputFile else {
+            let destination = try arguments.destination()
+            var pin = arguments.pin
+            if pin == nil, let sums { pin = try sums.pin(for: (destination as NSString).lastPathComponent) }
+            let directory = arguments.contentDisposition ? arguments.directory ?? "." : nil
+            return [FetchJob(mirrors: arguments.urls, destination: destination, pin: pin, namingDirectory: directory)]
+        }
+
+        let bytes = try await Self.load(input, arguments)
+        var manifest: Manifest
+        do throws(PinFetchError) {
+            if let base = arguments.baseURL {
+                manifest = try Manifest(checksumFile: ChecksumFile(parsing: bytes), baseURL: base)
+            } else {
+                manifest = try Manifest(parsing: String(decoding: bytes, as: UTF8.self))
+            }
+        } catch {
+            throw PinFetchError(error.code, "\(input): \(error.message)", underlying: error.underlying)
+        }
+        if let (k, n) = arguments.shard { manifest = manifest.shard(k, of: n) }
+        let directory = arguments.directory ?? "."
+        var jobs: [FetchJob] = []
+        var lines: [String: Int] = [:]
+        for entry in manifest.entries {
+            var name = entry.output ?? ""
+            if entry.output == nil { name = try Arguments.fileName(fromURL: entry.mirrors[0]) }
+            let destination: String
+            do throws(PinFetchError) {
+                destination = try SafeFileName.resolve(name, in: directory)
+            } catch {
+                throw PinFetchError(error.code, "\(input):\(entry.line): \(error.message)")
+            }
+            if let earlier = lines[destination] {
+                throw PinFetchError(.usage, "\(input):\(entry.line): \(destination) is written by line \(earlier) too")
+            }
+            lines[destination] = entry.line
+            var pin = entry.pin ?? arguments.pin
+            if pin == nil, let sums { pin = try sums.pin(for: (name as NSString).lastPathComponent) }
+            let naming = arguments.contentDisposition && entry.output == nil ? directory : nil
+            jobs.append(FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming))
+        }
+        return jobs
     }
 
     /// The bytes of a small input file given as a path or an `http(s)` URL (at most 16 MiB).

@@ -1,0 +1,156 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// Many files from `-i`: parallel jobs, one `--json` line each, the most serious exit status,
+/// `--fail-fast`, `--shard`, a checksum file as a manifest, and names that stay inside `-P`.
+struct ManifestFetchTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
+
+    /// Distinct content for file `index`.
+    static func body(_ index: Int) -> [UInt8] {
+        (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* (index + 3) &+ index) }
+    }
+
+    /// A server answering `/f<N>` with `body(N)`, and 404 for the paths in `missing`.
+    static func serveFiles(_ server: TestHTTPServer, missing: Set<String> = [], extra: [(String, String)] = []) {
+        server.handler = { request, _ in
+            let path = String(request.target.split(separator: "?").first ?? "")
+            if missing.contains(path) { return TestResponse(status: 404, body: Array("gone".utf8)) }
+            guard path.hasPrefix("/f"), let index = Int(path.dropFirst(2)) else { return TestResponse(status: 404) }
+            return TestResponse(status: 200, headers: extra.map { (name: $0.0, value: $0.1) }, body: Self.body(index))
+        }
+    }
+
+    func write(_ lines: [String], to path: String) throws {
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    @Test func `forty files with -j 8 each get their bytes and one JSON line`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                let lines =
+                    ["# release 1.0", ""]
+                    + (0..<40).map { "\(server.url("/f\($0)")) sha256:\(Fixtures.sha256(Self.body($0)))" }
+                try self.write(lines, to: "\(directory)/manifest")
+                let run = await runCLI(
+                    Self.quiet + ["-j", "8", "-P", "\(directory)/out", "-i", "\(directory)/manifest"]
+                )
+                #expect(run.status == 0)
+                let wrong = (0..<40).filter { contents("\(directory)/out/f\($0)") != Self.body($0) }
+                #expect(wrong.isEmpty)
+                let reports = run.standardOutput.split(separator: "\n")
+                #expect(reports.count == 40)
+                let paths = Set(
+                    reports.compactMap { line in
+                        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["path"] as? String
+                    }
+                )
+                #expect(paths == Set((0..<40).map { "\(directory)/out/f\($0)" }))
+                #expect(run.standardError.contains("40 of 40 files ok"))
+                #expect(listing("\(directory)/out").count == 40)
+            }
+        }
+    }
+
+    @Test func `one failing file does not stop the others and the worst status wins`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server, missing: ["/f2"])
+            try await withTemporaryDirectory { directory in
+                try self.write(
+                    [
+                        server.url("/f1"), server.url("/f2"),
+                        "\(server.url("/f3")) sha256:\(Fixtures.sha256(Self.body(99)))",  // wrong pin: exit 9
+                        server.url("/f4"),
+                    ],
+                    to: "\(directory)/manifest"
+                )
+                let run = await runCLI(Self.quiet + ["-P", directory, "-i", "\(directory)/manifest"])
+                #expect(run.status == 9)
+                #expect(contents("\(directory)/f1") == Self.body(1), "f1")
+                #expect(contents("\(directory)/f4") == Self.body(4))
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/f2"))
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/f3"))
+                #expect(run.standardOutput.split(separator: "\n").count == 4)
+                #expect(run.standardError.contains("2 of 4 files ok, 2 failed"))
+            }
+        }
+    }
+
+    @Test func `--fail-fast starts no file after the first failure`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server, missing: ["/f1"])
+            try await withTemporaryDirectory { directory in
+                try self.write((0..<5).map { server.url("/f\($0)") }, to: "\(directory)/manifest")
+                let run = await runCLI(Self.quiet + ["--fail-fast", "-P", directory, "-i", "\(directory)/manifest"])
+                #expect(run.status == 8)
+                #expect(Set(server.getRequests.map(\.target)) == ["/f0", "/f1"])
+                #expect(run.standardOutput.split(separator: "\n").count == 5)
+                #expect(listing(directory) == ["f0", "manifest"])
+            }
+        }
+    }
+
+    @Test(arguments: [(0, 3), (1, 3), (2, 3), (0, 1)])
+    func `--shard K of N takes the entries whose index mod N is K`(k: Int, n: Int) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                try self.write(["# header"] + (0..<10).map { server.url("/f\($0)") }, to: "\(directory)/manifest")
+                let run = await runCLI(
+                    Self.quiet + ["--shard", "\(k)/\(n)", "-P", directory, "-i", "\(directory)/manifest"]
+                )
+                #expect(run.status == 0)
+                let expected = Set((0..<10).filter { $0 % n == k }.map { "/f\($0)" })
+                #expect(Set(server.getRequests.map(\.target)) == expected)
+            }
+        }
+    }
+
+    @Test func `a checksum file with --base-url mirrors a whole release`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                let sums = (0..<12).map { "\(Fixtures.sha256(Self.body($0)))  f\($0)" }
+                try self.write(sums, to: "\(directory)/SHA256SUMS")
+                let run = await runCLI(
+                    Self.quiet + ["-j", "4", "-P", "\(directory)/mirror", "--base-url", server.url("/")]
+                        + ["-i", "\(directory)/SHA256SUMS"]
+                )
+                #expect(run.status == 0)
+                let wrong = (0..<12).filter { contents("\(directory)/mirror/f\($0)") != Self.body($0) }
+                #expect(wrong.isEmpty)
+            }
+        }
+    }
+
+    @Test(arguments: ["../evil", "/etc/evil", "a/../../evil", "dir\\\\evil"])
+    func `an output name that would leave -P is exit 2 before any request`(output: String) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                try self.write([server.url("/f1"), "\(server.url("/f2")) \(output)"], to: "\(directory)/manifest")
+                let run = await runCLI(Self.quiet + ["-P", "\(directory)/out", "-i", "\(directory)/manifest"])
+                #expect(run.status == 2)
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory) == ["manifest"])
+            }
+        }
+    }
+
+    @Test func `a Content-Disposition name is reduced to a base name inside -P`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server, extra: [("Content-Disposition", "attachment; filename=\"../../escape.bin\"")])
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(
+                    Self.quiet + ["--content-disposition", "-P", "\(directory)/out", server.url("/f5")]
+                )
+                #expect(run.status == 0)
+                #expect(contents("\(directory)/out/escape.bin") == Self.body(5))
+                #expect(listing(directory) == ["out"])
+                #expect(run.string("path") == "\(directory)/out/escape.bin")
+            }
+        }
+    }
+}
