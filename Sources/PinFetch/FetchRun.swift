@@ -482,6 +482,12 @@ final class FetchRun: @unchecked Sendable {
                 retryable: false,
                 retryAfter: nil
             )
+        case .authentication:
+            return .failed(
+                PinFetchError(.authentication, message, underlying: 407),
+                retryable: false,
+                retryAfter: nil
+            )
         case .badURL:
             return .failed(PinFetchError(.usage, message, underlying: outcome.code), retryable: false, retryAfter: nil)
         case .protocolViolation:

@@ -181,6 +181,17 @@ final class EasyHandle: @unchecked Sendable {
         // No body (HEAD, a 3xx or an empty answer): the head is still looked at.
         if code == CURLE_OK || delegate.head != nil, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
         let text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var connectCode = 0
+        if code != CURLE_OK, ccurl_easy_getinfo_long(self.raw, CURLINFO_HTTP_CONNECTCODE, &connectCode) == CURLE_OK,
+            connectCode == 407
+        {
+            // A proxy refused the CONNECT tunnel for want of credentials (RFC 9110 §15.5.8).
+            return TransferOutcome(
+                code: Int(code.rawValue),
+                message: "proxy authentication required (HTTP 407)",
+                category: .authentication
+            )
+        }
         return TransferOutcome(
             code: Int(code.rawValue),
             message: text.isEmpty ? Self.describe(code) : text,
@@ -211,7 +222,7 @@ final class EasyHandle: @unchecked Sendable {
 
 /// How one libcurl transfer ended.
 struct TransferOutcome {
-    enum Category { case ok, badURL, network, tls, protocolViolation, aborted, other }
+    enum Category { case ok, badURL, network, tls, protocolViolation, authentication, aborted, other }
     /// The `CURLcode`.
     var code: Int
     /// libcurl's error text (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
