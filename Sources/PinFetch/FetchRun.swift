@@ -465,51 +465,24 @@ final class FetchRun: @unchecked Sendable {
         }
     }
 
+    /// The attempt's failure for a transfer that did not end well: its kind, and whether
+    /// another attempt may help (network trouble may pass; a bad certificate will not).
     private func failure(from outcome: TransferOutcome) -> AttemptResult {
-        let message = "\(self.currentURL): \(outcome.message) (at byte \(self.offset))"
-        switch outcome.category {
-        case .ok, .other:
-            return .failed(
-                PinFetchError(.generic, message, underlying: outcome.code),
-                retryable: false,
-                retryAfter: nil
-            )
-        case .network:
-            return .failed(PinFetchError(.network, message, underlying: outcome.code), retryable: true, retryAfter: nil)
-        case .tls:
-            return .failed(
-                PinFetchError(.tlsVerification, message, underlying: outcome.code),
-                retryable: false,
-                retryAfter: nil
-            )
-        case .authentication:
-            return .failed(
-                PinFetchError(.authentication, message, underlying: 407),
-                retryable: false,
-                retryAfter: nil
-            )
-        case .badURL:
-            return .failed(PinFetchError(.usage, message, underlying: outcome.code), retryable: false, retryAfter: nil)
-        case .protocolViolation:
-            return .failed(
-                PinFetchError(.protocolViolation, message, underlying: outcome.code),
-                retryable: false,
-                retryAfter: nil
-            )
-        case .aborted:
-            if self.control.isCancelled {
-                return .failed(
-                    PinFetchError(.cancelled, "\(self.currentURL): cancelled at byte \(self.offset)"),
-                    retryable: false,
-                    retryAfter: nil
-                )
-            }
-            return .failed(
-                PinFetchError(.generic, message, underlying: outcome.code),
-                retryable: false,
-                retryAfter: nil
-            )
+        if outcome.category == .aborted, self.control.isCancelled {
+            let error = PinFetchError(.cancelled, "\(self.currentURL): cancelled at byte \(self.offset)")
+            return .failed(error, retryable: false, retryAfter: nil)
         }
+        let (code, retryable): (PinFetchError.Code, Bool) =
+            switch outcome.category {
+            case .network: (.network, true)
+            case .tls: (.tlsVerification, false)
+            case .authentication: (.authentication, false)
+            case .badURL: (.usage, false)
+            case .protocolViolation: (.protocolViolation, false)
+            case .ok, .aborted, .other: (.generic, false)
+            }
+        let message = "\(self.currentURL): \(outcome.message) (at byte \(self.offset))"
+        return .failed(PinFetchError(code, message, underlying: outcome.code), retryable: retryable, retryAfter: nil)
     }
 
     /// Performs one request from the original URL, following redirects itself (at most
