@@ -4,3 +4,11 @@
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/sha.h>
 #include <openssl/crypto.h>
+
+/// Initializes libcrypto without its atexit cleanup. Threads that used OpenSSL run its
+/// thread-local destructors when they end; if `exit` has already freed OpenSSL's state from
+/// an atexit handler, those destructors crash (seen as SIGSEGV in OPENSSL_sk_delete at exit).
+/// Returns 1 on success.
+static inline int copenssl_init_without_atexit(void) {
+    return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}

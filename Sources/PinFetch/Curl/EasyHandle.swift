@@ -3,7 +3,8 @@ import Foundation
 
 /// libcurl's global state, set up once before the first handle (`curl_global_init` is not
 /// thread-safe against other libcurl calls, so it runs in a lazy global's initializer).
-private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+/// libcrypto is initialized first, without its atexit cleanup (``openSSLInitialized``).
+private let curlGlobalInit: CURLcode = openSSLInitialized ? curl_global_init(Int(CURL_GLOBAL_ALL)) : CURLE_FAILED_INIT
 
 /// What one request asks of libcurl.
 struct TransferRequest {

@@ -7,6 +7,10 @@ internal import COpenSSL
 /// bytes; it is only restored on the same context size and OpenSSL version (the checkpoint
 /// records both) and when the context's own byte counter equals the checkpoint offset.
 /// Not thread-safe: one thread feeds it at a time.
+/// libcrypto set up once, before anything else uses it, without its atexit cleanup
+/// (see `copenssl_init_without_atexit`); libcurl's own OpenSSL setup then finds it done.
+let openSSLInitialized: Bool = copenssl_init_without_atexit() == 1
+
 final class RunningDigest {
     let algorithm: HashAlgorithm
     private let context: UnsafeMutableRawPointer
@@ -24,6 +28,7 @@ final class RunningDigest {
 
     /// A fresh digest of zero bytes.
     init(algorithm: HashAlgorithm) {
+        _ = openSSLInitialized
         self.algorithm = algorithm
         self.context = .allocate(byteCount: Self.stateSize(of: algorithm), alignment: 16)
         self.reset()
@@ -34,6 +39,7 @@ final class RunningDigest {
     /// Returns `nil` (never traps) unless `state` has the context size of `algorithm`, the
     /// context is internally consistent, and it has hashed exactly `offset` bytes.
     init?(algorithm: HashAlgorithm, restoring state: [UInt8], offset: Int64) {
+        _ = openSSLInitialized
         guard state.count == Self.stateSize(of: algorithm), offset >= 0 else { return nil }
         self.algorithm = algorithm
         self.context = .allocate(byteCount: state.count, alignment: 16)
