@@ -39,7 +39,7 @@ struct DestinationTests {
 
     @Test func `a second process waits for the lock, then finds the verified file`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
-            server.faults = TestFaults(bytesPerSecond: 2_000_000)  // about half a second for A
+            server.faults = TestFaults(bytesPerSecond: 400_000)  // about 2.6 s for A: the checks below fit well inside
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
                 let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, server.url()]
