@@ -335,7 +335,9 @@ struct FetchTests {
         }
     }
 
-    @Test(arguments: [(404, Int32(8), 1), (401, Int32(6), 1), (500, Int32(8), 3), (429, Int32(8), 3)])
+    @Test(arguments: [
+        (404, Int32(8), 1), (401, Int32(6), 1), (407, Int32(6), 1), (500, Int32(8), 3), (429, Int32(8), 3),
+    ])
     func `an error status ends with its exit status and creates nothing`(
         status: Int,
         exit: Int32,
