@@ -42,6 +42,13 @@ public struct FetchProgress: Sendable {
     public var totalBytes: Int64?
     /// Body bytes received in this run.
     public var receivedBytes: Int64
+
+    public init(path: String, completedBytes: Int64, totalBytes: Int64?, receivedBytes: Int64) {
+        self.path = path
+        self.completedBytes = completedBytes
+        self.totalBytes = totalBytes
+        self.receivedBytes = receivedBytes
+    }
 }
 
 /// The outcome of one fetch: what `--json` prints (DESIGN.md, "`--json` result").

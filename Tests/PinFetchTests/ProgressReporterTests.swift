@@ -1,0 +1,48 @@
+import Foundation
+import PinFetch
+import Synchronization
+import Testing
+
+@testable import PinFetchCLI
+
+/// Progress on stderr: bars per active download on a terminal, sparse lines otherwise.
+struct ProgressReporterTests {
+    final class Sink: Sendable {
+        let text = Mutex("")
+        func write(_ more: String) { self.text.withLock { $0 += more } }
+        var value: String { self.text.withLock { $0 } }
+    }
+
+    static func progress(_ path: String, _ done: Int64, of total: Int64) -> FetchProgress {
+        FetchProgress(path: path, completedBytes: done, totalBytes: total, receivedBytes: done)
+    }
+
+    @Test func `a terminal gets one bar per active download, redrawn in place`() {
+        let sink = Sink()
+        let reporter = ProgressReporter(isTerminal: true, write: sink.write)
+        reporter.report(Self.progress("/tmp/a.iso", 512 << 20, of: 1 << 30))
+        Thread.sleep(forTimeInterval: 0.15)
+        reporter.report(Self.progress("/tmp/b.tar", 1 << 20, of: 4 << 20))
+        let drawn = sink.value
+        #expect(drawn.contains("a.iso: 512.0 MiB / 1.0 GiB (50%)"))
+        #expect(drawn.contains("b.tar: 1.0 MiB / 4.0 MiB (25%)"))
+        #expect(drawn.contains("[############............]"))
+        #expect(drawn.contains("\u{1B}[1A"))  // the second draw moved up over the first
+        reporter.finish("/tmp/a.iso")
+        reporter.finish("/tmp/b.tar")
+        #expect(sink.value.hasSuffix("\r\u{1B}[J"))  // nothing left drawn
+    }
+
+    @Test func `a log gets no line in the first seconds and no terminal codes`() {
+        let sink = Sink()
+        let reporter = ProgressReporter(isTerminal: false, write: sink.write)
+        for step in 1...50 { reporter.report(Self.progress("/tmp/a.iso", Int64(step) << 20, of: 50 << 20)) }
+        reporter.finish("/tmp/a.iso")
+        #expect(sink.value.isEmpty)
+    }
+
+    @Test(arguments: [(Int64(0), "0 B"), (1023, "1023 B"), (1536, "1.5 KiB"), (5 << 30, "5.0 GiB")])
+    func `sizes use binary units`(bytes: Int64, text: String) {
+        #expect(ProgressReporter.size(bytes) == text)
+    }
+}
