@@ -48,7 +48,7 @@ final class HashingPipeline: @unchecked Sendable {
     init(
         digest: RunningDigest,
         offset: Int64,
-        bufferSize: Int = 2 << 20,
+        bufferSize: Int = 1 << 20,
         bufferCount: Int = 4,
         checkpointInterval: Int64,
         checkpointPeriod: Double,
