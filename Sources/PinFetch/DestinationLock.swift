@@ -11,8 +11,9 @@ final class DestinationLock {
     let path: String
     private var descriptor: Int32
 
-    /// Takes the lock, waiting up to `timeout` seconds (`nil` waits forever).
+    /// Takes the lock, waiting up to `timeout` seconds (`nil` waits forever) or until `isCancelled`.
     /// - Throws: ``PinFetchError/Code/destinationLocked`` when the time runs out;
+    ///   ``PinFetchError/Code/cancelled`` when cancelled while waiting;
     ///   ``PinFetchError/Code/fileIO`` when the lock file cannot be created.
     init(path: String, timeout: Double?, isCancelled: () -> Bool = { false }) throws(PinFetchError) {
         self.path = path
@@ -26,7 +27,11 @@ final class DestinationLock {
                     close(fd)
                     throw FileSystem.error("cannot lock", path, errno: code)
                 }
-                if let deadline, Date() >= deadline || isCancelled() {
+                if isCancelled() {
+                    close(fd)
+                    throw PinFetchError(.cancelled, "cancelled while waiting for \(path)")
+                }
+                if let deadline, Date() >= deadline {
                     close(fd)
                     throw PinFetchError(.destinationLocked, "\(path) is held by another process")
                 }

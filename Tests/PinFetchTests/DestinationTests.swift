@@ -1,4 +1,5 @@
 import Foundation
+import PinFetch
 import Testing
 
 /// What is already at the destination, and other pinfetch processes on it.
@@ -55,6 +56,26 @@ struct DestinationTests {
                 #expect(server.getRequests.count == 1)
                 #expect(contents(output) == Fixtures.a)
                 #expect(listing(directory) == ["out.bin"])
+            }
+        }
+    }
+}
+
+extension DestinationTests {
+    @Test func `a process waiting for the lock can be cancelled`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 400_000)
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                async let first = runCLI(Self.quiet + ["-o", output, server.url()])
+                try await waitUntil { FileManager.default.fileExists(atPath: output + ".part") }
+                let waiting = Task { await Fetcher().run(server.url(), to: output) }
+                try await Task.sleep(for: .milliseconds(200))
+                waiting.cancel()
+                let result = await waiting.value
+                #expect(result.error?.code == .cancelled)
+                #expect(await first.status == 0)
+                #expect(server.getRequests.count == 1)
             }
         }
     }
