@@ -150,13 +150,11 @@ final class FetchRun: @unchecked Sendable {
         if let source = checkpoint?.url, let index = self.mirrors.firstIndex(of: source) {
             self.mirrorIndex = index  // continue where the partial came from
         }
-        let probe = self.probe()
-        if self.pin == nil {
-            // Hash with what the partial was hashed with, else with what the server can check.
-            let offered = probe?.digests ?? [:]
-            self.algorithm =
-                checkpoint?.algorithm ?? (offered[.sha256] == nil && offered[.sha512] != nil ? .sha512 : .sha256)
-            self.digest = RunningDigest(algorithm: self.algorithm)
+        // HEAD only helps decide about a partial: without one, the GET says all there is to know.
+        let probe = FileSystem.exists(self.partialPath) ? self.probe() : nil
+        if self.pin == nil, let algorithm = checkpoint?.algorithm, algorithm != self.algorithm {
+            self.algorithm = algorithm  // hash on with what the partial was hashed with
+            self.digest = RunningDigest(algorithm: algorithm)
         }
         var restored: RunningDigest?
         if let record = checkpoint, record.algorithm == self.algorithm,
@@ -280,7 +278,7 @@ final class FetchRun: @unchecked Sendable {
         guard let outcome = try? self.perform(.head, headers: headers, delegate: delegate), outcome.category == .ok,
             let head = delegate.head, (200..<300).contains(head.status), !head.hasContentCoding
         else { return nil }
-        return Probe(length: head.contentLength, validator: head.validator, digests: head.representationDigests)
+        return Probe(length: head.contentLength, validator: head.validator)
     }
 
     /// Takes over a partial at `checkpoint.offset`: the checkpoint's hash state when it could
@@ -563,6 +561,15 @@ final class FetchRun: @unchecked Sendable {
         self.validatorSource = self.currentURL
         self.totalLength = head.hasContentCoding ? nil : head.contentLength
         self.serverDigest = nil
+        if self.pin == nil {
+            // Nothing hashed yet: hash with what the server can check (SHA-256 unless it offers only SHA-512).
+            let offered = head.representationDigests.merging(head.contentDigests) { first, _ in first }
+            let algorithm: HashAlgorithm = offered[.sha256] == nil && offered[.sha512] != nil ? .sha512 : .sha256
+            if algorithm != self.algorithm {
+                self.algorithm = algorithm
+                self.digest = RunningDigest(algorithm: algorithm)
+            }
+        }
         self.noteServerDigest(from: head, wholeContent: !head.hasContentCoding)
         self.resumable = !head.hasContentCoding && head.validator.ifRangeValue != nil
     }

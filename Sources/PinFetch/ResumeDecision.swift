@@ -4,8 +4,6 @@ struct Probe: Hashable, Sendable {
     var length: Int64?
     /// The validator of the HEAD answer.
     var validator: Validator
-    /// Digests from the HEAD answer's `Repr-Digest` (RFC 9530), used to choose an algorithm.
-    var digests: [HashAlgorithm: [UInt8]] = [:]
 }
 
 /// What to do with the local partial before the first GET, from the checkpoint and the probe.
