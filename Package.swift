@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "PinFetch", targets: ["PinFetch"]),
         .executable(name: "pinfetch", targets: ["pinfetch"]),
+        .executable(name: "pinfetch-bench", targets: ["pinfetch-bench"]),
     ],
     targets: [
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -19,6 +20,15 @@ let package = Package(
         .target(name: "PinFetch", dependencies: ["CCurl", "COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "PinFetchCLI", dependencies: ["PinFetch"], swiftSettings: swiftSettings),
         .executableTarget(name: "pinfetch", dependencies: ["PinFetchCLI"], swiftSettings: swiftSettings),
+        // Issue 5's benchmark. It runs the built `pinfetch` binary as a child process (it imports
+        // no library); the dependencies make `swift run -c release pinfetch-bench` build both
+        // executables it runs. `pinfetch-bench-measure` measures each child's own ru_maxrss.
+        .executableTarget(
+            name: "pinfetch-bench",
+            dependencies: ["pinfetch", "pinfetch-bench-measure"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(name: "pinfetch-bench-measure", swiftSettings: swiftSettings),
         .testTarget(
             name: "PinFetchTests",
             dependencies: ["PinFetch", "PinFetchCLI", "pinfetch", "COpenSSL"],
