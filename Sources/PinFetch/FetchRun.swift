@@ -142,6 +142,9 @@ final class FetchRun: @unchecked Sendable {
             control.isCancelled
         }
         defer { lock.release() }
+        // A run killed while writing a checkpoint leaves its temporary; holding the lock, no one
+        // else is writing it.
+        try FileSystem.remove(self.checkpointPath + ".tmp")
         if let digest = try self.verifyExistingDestination() { return digest }
         if let digest = try self.useCacheEntry() { return digest }
 

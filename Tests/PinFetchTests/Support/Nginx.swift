@@ -5,7 +5,9 @@ import Foundation
 /// a temporary prefix; the configuration is `Fixtures/nginx.conf.template`.
 ///
 /// `/NAME` serves `root/NAME` at full speed with `sendfile`; `/slow/NAME` serves the same file at
-/// 200 KiB/s unless the request carries ``unthrottled``. Not `Sendable`: one test owns it.
+/// 200 KiB/s unless the request carries ``unthrottled``. Started with ``TLS`` files, it also serves
+/// `root/NAME` over HTTPS on ``tlsPort`` (`Fixtures/nginx-tls-server.conf.template`), where
+/// `/to-http/NAME` redirects (302) to the plain `http` URL of `NAME`. Not `Sendable`: one test owns it.
 final class Nginx {
     static let executable = "/usr/sbin/nginx"
     /// Arguments that make `pinfetch` ask `/slow/` for full speed (`X-Throttle: off`).
@@ -15,11 +17,20 @@ final class Nginx {
     let prefix: String
     /// The loopback port nginx listens on.
     let port: Int
+    /// The loopback port of the HTTPS server, `nil` when nginx was started without ``TLS`` files.
+    let tlsPort: Int?
     private let child: ChildProcess
 
-    private init(prefix: String, port: Int, child: ChildProcess) {
+    /// The server certificate and its private key for the HTTPS server: paths of PEM files.
+    struct TLS: Sendable {
+        var certificate: String
+        var key: String
+    }
+
+    private init(prefix: String, port: Int, tlsPort: Int?, child: ChildProcess) {
         self.prefix = prefix
         self.port = port
+        self.tlsPort = tlsPort
         self.child = child
     }
 
@@ -31,6 +42,12 @@ final class Nginx {
 
     /// The throttled URL of `root/name` (200 KiB/s, unless the request carries ``unthrottled``).
     func slowURL(_ name: String) -> String { "http://127.0.0.1:\(self.port)/slow/\(name)" }
+
+    /// The HTTPS URL of `path` (`name`, or `to-http/name` for a redirect to ``url(_:)``) on `host`
+    /// (`127.0.0.1` or `localhost`, the names in the test certificate); needs ``TLS`` files at start.
+    func httpsURL(_ path: String, host: String = "127.0.0.1") -> String {
+        "https://\(host):\(self.tlsPort ?? 0)/\(path)"
+    }
 
     /// Writes `bytes` to `root/name` for nginx to serve.
     func serve(_ bytes: [UInt8], as name: String) throws {
@@ -93,8 +110,9 @@ final class Nginx {
     /// The port comes from binding `127.0.0.1:0` and closing the socket; when another process takes
     /// it in between, nginx fails to bind and this tries again with another port (5 tries).
     ///
+    /// - Parameter tls: With a certificate and key, an HTTPS server listens on ``tlsPort`` too.
     /// - Throws: ``NginxError`` with nginx's output when it is missing, exits, or never answers.
-    static func start(in prefix: String) async throws -> Nginx {
+    static func start(in prefix: String, tls: TLS? = nil) async throws -> Nginx {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw NginxError("\(Self.executable) is missing: apt-get install nginx-light (.ci/run does)")
         }
@@ -102,14 +120,33 @@ final class Nginx {
             contentsOf: Fixtures.directory.appending(path: "nginx.conf.template"),
             encoding: .utf8
         )
+        let tlsTemplate = try tls.map { _ in
+            try String(
+                contentsOf: Fixtures.directory.appending(path: "nginx-tls-server.conf.template"),
+                encoding: .utf8
+            )
+        }
         for folder in ["files", "temp"] {
             try FileManager.default.createDirectory(atPath: prefix + "/" + folder, withIntermediateDirectories: true)
         }
         var failures: [String] = []
         for attempt in 1...5 {
             let port = try Self.freePort()
+            var tlsPort: Int?
+            var tlsServer = ""
+            if let tls, let tlsTemplate {
+                var other = try Self.freePort()
+                while other == port { other = try Self.freePort() }
+                tlsPort = other
+                tlsServer =
+                    tlsTemplate
+                    .replacingOccurrences(of: "@TLS_PORT@", with: "\(other)")
+                    .replacingOccurrences(of: "@CERTIFICATE@", with: tls.certificate)
+                    .replacingOccurrences(of: "@KEY@", with: tls.key)
+            }
             let configuration =
                 template
+                .replacingOccurrences(of: "@TLS_SERVER@", with: tlsServer)
                 .replacingOccurrences(of: "@PREFIX@", with: prefix)
                 .replacingOccurrences(of: "@PORT@", with: "\(port)")
                 .replacingOccurrences(of: "@USER@", with: geteuid() == 0 ? "user root;" : "")
@@ -121,10 +158,10 @@ final class Nginx {
                 ["-p", prefix + "/", "-c", configurationPath],
                 logs: prefix + "/nginx-\(attempt)"
             )
-            let nginx = Nginx(prefix: prefix, port: port, child: child)
+            let nginx = Nginx(prefix: prefix, port: port, tlsPort: tlsPort, child: child)
             let deadline = ContinuousClock.now + .seconds(10)
             while child.isRunning, ContinuousClock.now < deadline {
-                if Self.accepts(port: port) {
+                if Self.accepts(port: port), tlsPort.map({ Self.accepts(port: $0) }) ?? true {
                     guard child.isRunning else { break }  // someone else's listener
                     return nginx
                 }
@@ -188,11 +225,11 @@ struct NginxError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs `body` with a fresh nginx in a temporary prefix; stops nginx and removes the prefix
-/// afterwards, even when `body` throws.
-func withNginx<T>(_ body: (Nginx) async throws -> T) async throws -> T {
+/// Runs `body` with a fresh nginx in a temporary prefix (serving HTTPS too when given `tls`);
+/// stops nginx and removes the prefix afterwards, even when `body` throws.
+func withNginx<T>(tls: Nginx.TLS? = nil, _ body: (Nginx) async throws -> T) async throws -> T {
     try await withTemporaryDirectory { prefix in
-        let nginx = try await Nginx.start(in: prefix)
+        let nginx = try await Nginx.start(in: prefix, tls: tls)
         defer { nginx.stop() }
         return try await body(nginx)
     }
