@@ -229,9 +229,9 @@ final class FetchRun: @unchecked Sendable {
         guard let pin = self.pin, FileSystem.isRegularFile(self.destination) else { return nil }
         let existing = try PartialFile(path: self.destination, readOnly: true)
         let size = try existing.size()
-        try self.rehash(existing, upTo: size)
-        let digest = self.digest.finalize()
-        self.digest.reset()
+        let running = RunningDigest(algorithm: pin.algorithm)
+        try self.rehash(existing, upTo: size, into: running)
+        let digest = running.finalize()
         guard digest == pin.digest else { return nil }
         try self.discardPartial()
         self.offset = size
@@ -239,30 +239,33 @@ final class FetchRun: @unchecked Sendable {
         return digest
     }
 
-    /// With a pin and a cache, an entry for the pin is placed at the destination (hard link,
-    /// else copy) and hashed there before the commit; no request is made. A corrupt entry is
-    /// removed and `nil` returned, so the download goes on (and stores a good entry).
+    /// With a pin and a cache, an entry for the pin is placed beside the destination (hard link,
+    /// else copy), hashed there, and only then renamed onto it; no request is made. A corrupt
+    /// entry is removed and `nil` returned, so the download goes on (and stores a good entry).
+    /// A partial is left alone until the cached file is in place.
     private func useCacheEntry() throws(PinFetchError) -> [UInt8]? {
         guard let pin = self.pin, let directory = self.options.cacheDirectory else { return nil }
         let entry = DigestCache(directory: directory).path(for: pin.algorithm, digest: pin.digest)
         guard FileSystem.isRegularFile(entry) else { return nil }
-        try self.discardPartial()
-        guard DigestCache.linkOrCopy(entry, to: self.partialPath) else { return nil }
-        let placed = try PartialFile(path: self.partialPath)
-        self.partial = placed
+        let placedPath = self.partialPath + ".cache"
+        try FileSystem.remove(placedPath)
+        guard DigestCache.linkOrCopy(entry, to: placedPath) else { return nil }
+        let placed = try PartialFile(path: placedPath)
         let size = try placed.size()
-        try self.rehash(placed, upTo: size)  // the placed bytes, not the entry: nothing changes in between
-        let digest = self.digest.finalize()
-        guard digest == pin.digest else {
-            try self.discardPartial()
+        let digest = RunningDigest(algorithm: pin.algorithm)
+        try self.rehash(placed, upTo: size, into: digest)  // the placed bytes: nothing changes in between
+        guard digest.finalize() == pin.digest else {
+            try FileSystem.remove(placedPath)
             unlink(entry)
             return nil
         }
+        try placed.synchronize()
+        try FileSystem.renameDurably(placedPath, to: self.destination)
+        try self.discardPartial()  // superseded by the verified file
         self.offset = size
-        try self.commit()
         self.alreadyComplete = true
         self.fromCache = true
-        return digest
+        return pin.digest
     }
 
     /// HEAD the URL (advisory): `nil` unless a `2xx` without a content coding came back.
@@ -294,7 +297,7 @@ final class FetchRun: @unchecked Sendable {
             self.digest = restored
         } else {
             self.digest = RunningDigest(algorithm: self.algorithm)
-            try self.rehash(partial, upTo: checkpoint.offset)
+            try self.rehash(partial, upTo: checkpoint.offset, into: self.digest)
         }
         self.offset = checkpoint.offset
         self.validator = checkpoint.validator
@@ -307,7 +310,7 @@ final class FetchRun: @unchecked Sendable {
     }
 
     /// Feeds the first `end` bytes of `partial` to `digest`, counting them in `rehashedBytes`.
-    private func rehash(_ partial: PartialFile, upTo end: Int64) throws(PinFetchError) {
+    private func rehash(_ partial: PartialFile, upTo end: Int64, into digest: RunningDigest) throws(PinFetchError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var position: Int64 = 0
@@ -317,7 +320,7 @@ final class FetchRun: @unchecked Sendable {
             )
             let count = try partial.read(into: slice, at: position)
             guard count > 0 else { throw PinFetchError(.fileIO, "\(partial.path) ended at byte \(position)") }
-            self.digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
+            digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
             position += Int64(count)
         }
         self.rehashedBytes += end

@@ -111,4 +111,25 @@ struct MirrorAndCacheTests {
             }
         }
     }
+
+    @Test func `a corrupt cache entry never costs a resumable partial`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let cache = "\(directory)/cache"
+                let arguments =
+                    Self.quiet + ["--cache-dir", cache, "--sha256", Fixtures.sha256A, "-o", "\(directory)/out.bin"]
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                #expect(await runCLI(arguments + ["--retries", "0", server.url()]).status == 4)
+                let entry = "\(cache)/sha256/\(Fixtures.sha256A)"
+                try FileManager.default.createDirectory(atPath: "\(cache)/sha256", withIntermediateDirectories: true)
+                try Data(Fixtures.b).write(to: URL(filePath: entry))
+                let run = await runCLI(arguments + [server.url()])
+                #expect(run.status == 0)
+                #expect(run.int("resumed_from") == 400_000)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                #expect(contents(entry) == Fixtures.a)
+                #expect(listing(directory) == ["cache", "out.bin"])
+            }
+        }
+    }
 }
