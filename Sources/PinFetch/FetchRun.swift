@@ -142,9 +142,10 @@ final class FetchRun: @unchecked Sendable {
             control.isCancelled
         }
         defer { lock.release() }
-        // A run killed while writing a checkpoint leaves its temporary; holding the lock, no one
-        // else is writing it.
+        // A run killed while writing a checkpoint or placing a cache entry leaves a temporary;
+        // holding the lock, no one else is writing them.
         try FileSystem.remove(self.checkpointPath + ".tmp")
+        try FileSystem.remove(self.partialPath + ".cache")
         if let digest = try self.verifyExistingDestination() { return digest }
         if let digest = try self.useCacheEntry() { return digest }
 
@@ -248,7 +249,6 @@ final class FetchRun: @unchecked Sendable {
         let entry = DigestCache(directory: directory).path(for: pin.algorithm, digest: pin.digest)
         guard FileSystem.isRegularFile(entry) else { return nil }
         let placedPath = self.partialPath + ".cache"
-        try FileSystem.remove(placedPath)
         guard DigestCache.linkOrCopy(entry, to: placedPath) else { return nil }
         let placed = try PartialFile(path: placedPath)
         let size = try placed.size()
