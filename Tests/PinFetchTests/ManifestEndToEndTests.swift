@@ -34,6 +34,10 @@ struct ManifestEndToEndTests {
                 let wrong = bodies.indices.filter { contents(work + "/out/sub/f\($0).bin") != bodies[$0] }
                 #expect(wrong.isEmpty)
                 #expect(run.standardOutput.split(separator: "\n").count == count)
+                // Each of the 4 workers keeps its connection from file to file.
+                let connections = Set(nginx.requests.map(\.connection))
+                #expect(nginx.requests.count == count)
+                #expect(connections.count <= 4, "\(connections.count) connections for \(count) files")
 
                 let sums = bodies.enumerated().map { "\(Fixtures.sha256($1))  file\($0).bin" }
                 try (sums.joined(separator: "\n") + "\n").write(

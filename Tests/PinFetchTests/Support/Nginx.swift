@@ -83,6 +83,8 @@ final class Nginx {
         var etag: String?
         /// Body bytes sent.
         var bodyBytes: Int
+        /// nginx's serial number of the connection the request came on.
+        var connection: Int
     }
 
     /// The requests answered so far, oldest first.
@@ -90,7 +92,9 @@ final class Nginx {
         let text = (try? String(contentsOfFile: self.prefix + "/access.log", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 8, let status = Int(fields[2]), let bodyBytes = Int(fields[7]) else { return nil }
+            guard fields.count == 9, let status = Int(fields[2]), let bodyBytes = Int(fields[7]),
+                let connection = Int(fields[8])
+            else { return nil }
             let optional = { (field: String) in field.isEmpty || field == "-" ? nil : field }
             return Request(
                 method: fields[0],
@@ -100,7 +104,8 @@ final class Nginx {
                 ifRange: optional(fields[4]),
                 acceptEncoding: optional(fields[5]),
                 etag: optional(fields[6]),
-                bodyBytes: bodyBytes
+                bodyBytes: bodyBytes,
+                connection: connection
             )
         }
     }
