@@ -220,9 +220,10 @@ final class TransferControl: Sendable {
     var isCancelled: Bool { self.cancelled.load(ordering: .relaxed) }
 }
 
-/// Validates an absolute `http`/`https` URL with a host.
+/// Validates an absolute `http`/`https` URL with a host, so bad input is refused before anything
+/// is created (DESIGN.md: exit 2 creates nothing).
 /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong.
-func validateURL(_ text: String) throws(PinFetchError) {
+public func validateURL(_ text: String) throws(PinFetchError) {
     guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
         throw PinFetchError(.usage, "malformed URL '\(text.prefix(200))'")
     }

@@ -8,6 +8,15 @@ enum JobPlan {
     /// - Throws: ``PinFetchError/Code/usage`` for anything about the input that is wrong, before
     ///   any file is created.
     static func jobs(for arguments: Arguments) async throws(PinFetchError) -> [FetchJob] {
+        for url in arguments.urls { try validateURL(url) }
+        let jobs = try await Self.plan(arguments)
+        for job in jobs {
+            for url in job.mirrors { try validateURL(url) }  // exit 2 before any file is touched
+        }
+        return jobs
+    }
+
+    private static func plan(_ arguments: Arguments) async throws(PinFetchError) -> [FetchJob] {
         let sums: ChecksumFile?
         if let source = arguments.checksumFile {
             do throws(PinFetchError) {

@@ -139,6 +139,21 @@ struct ManifestFetchTests {
         }
     }
 
+    @Test(arguments: ["http://", "http://:80/x", "https://?q"])
+    func `a manifest URL without a host is exit 2 before any request`(bad: String) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                try self.write([server.url("/f1"), "\(bad) out.bin"], to: "\(directory)/manifest")
+                let run = await runCLI(Self.quiet + ["-P", "\(directory)/out", "-i", "\(directory)/manifest"])
+                #expect(run.status == 2)
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory) == ["manifest"])
+                #expect(run.standardOutput.isEmpty)
+            }
+        }
+    }
+
     @Test func `a Content-Disposition name is reduced to a base name inside -P`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveFiles(server, extra: [("Content-Disposition", "attachment; filename=\"../../escape.bin\"")])
