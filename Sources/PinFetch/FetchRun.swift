@@ -168,6 +168,14 @@ final class FetchRun: @unchecked Sendable {
             restored = RunningDigest(algorithm: self.algorithm, restoring: record.hashState, offset: record.offset)
             if restored == nil { checkpoint = nil }  // inconsistent: never trusted
         }
+        // A partial replaced or edited since its checkpoint no longer holds the bytes the hash
+        // state covers: hash what it holds now (the pin then decides), instead of trusting it.
+        if let recorded = checkpoint?.partialIdentity,
+            let current = try? PartialFile(path: self.partialPath, readOnly: true).identity(),
+            !recorded.mayDescribe(current)
+        {
+            restored = nil
+        }
         let decision = ResumeDecision.decide(
             checkpoint: checkpoint,
             partialSize: FileSystem.size(of: self.partialPath),
@@ -481,7 +489,6 @@ final class FetchRun: @unchecked Sendable {
             case .network: (.network, true)
             case .tls: (.tlsVerification, false)
             case .authentication: (.authentication, false)
-            case .badURL: (.usage, false)
             case .protocolViolation: (.protocolViolation, false)
             case .ok, .aborted, .other: (.generic, false)
             }
@@ -670,7 +677,8 @@ final class FetchRun: @unchecked Sendable {
             algorithm: self.algorithm,
             hashState: state,
             hashStateSize: RunningDigest.stateSize(of: self.algorithm),
-            libraryVersion: RunningDigest.libraryVersion
+            libraryVersion: RunningDigest.libraryVersion,
+            partialIdentity: try partial.identity()
         )
         try FileSystem.replaceAtomically(self.checkpointPath, with: checkpoint.encoded())
         self.lastCheckpointOffset = offset
@@ -723,8 +731,18 @@ final class FetchRun: @unchecked Sendable {
             return
         }
         if error.code == .fileIO {
-            if self.lastCheckpointOffset > 0 {
-                try? self.partial?.truncate(to: self.lastCheckpointOffset)
+            if self.lastCheckpointOffset > 0, let partial = self.partial {
+                try? partial.truncate(to: self.lastCheckpointOffset)
+                // The cut is ours: let the checkpoint describe the partial as it is now, or the
+                // next run would take it for edited and hash it again.
+                if var checkpoint = FileSystem.readSmallFile(self.checkpointPath, limit: Checkpoint.maximumSize)
+                    .flatMap({ Checkpoint(decoding: $0) }),
+                    checkpoint.offset == self.lastCheckpointOffset,
+                    let identity = try? partial.identity()
+                {
+                    checkpoint.partialIdentity = identity
+                    try? FileSystem.replaceAtomically(self.checkpointPath, with: checkpoint.encoded())
+                }
             } else {
                 try? self.discardPartial()
             }
@@ -865,8 +883,10 @@ private final class AttemptDelegate: TransferDelegate {
         }
         if head.isMultipartByteRanges { return .startOver("206 with a multipart/byteranges body") }
         if head.hasContentCoding { return .startOver("206 with a Content-Encoding") }
-        guard let range = head.contentRange, let first = range.first, let last = range.last else {
-            return .startOver("206 without a usable Content-Range")
+        guard let range = head.contentRange, let first = range.first, let last = range.last,
+            range.completeLength != nil
+        else {
+            return .startOver("206 without a usable Content-Range (with a complete length)")
         }
         if let known = self.run.totalLength, let total = range.completeLength, known != total {
             return .startOver("206 for a representation of another length")

@@ -28,6 +28,18 @@ final class PartialFile {
         return Int64(info.st_size)
     }
 
+    /// Device, inode, size and modification time of the open file (`fstat`).
+    func identity() throws(PinFetchError) -> PartialIdentity {
+        var info = stat()
+        guard fstat(self.descriptor, &info) == 0 else { throw FileSystem.error("cannot stat", self.path) }
+        return PartialIdentity(
+            device: UInt64(info.st_dev),
+            inode: UInt64(info.st_ino),
+            size: Int64(info.st_size),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        )
+    }
+
     /// Cuts the file to `length` bytes (bytes past a checkpoint were never covered by a durable hash).
     func truncate(to length: Int64) throws(PinFetchError) {
         guard ftruncate(self.descriptor, off_t(length)) == 0 else {

@@ -110,8 +110,11 @@ public struct Arguments: Sendable {
             case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)
             case "-H", "--header": parsed.options.headers.append(try Self.header(value))
             case "--cacert":
-                guard FileManager.default.isReadableFile(atPath: value) else {
+                guard let pem = FileManager.default.contents(atPath: value) else {
                     throw PinFetchError(.usage, "--cacert: cannot read \(value)")
+                }
+                guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+                    throw PinFetchError(.usage, "--cacert: \(value) holds no PEM certificate")
                 }
                 parsed.options.caFile = value
             case "--allow-insecure-redirect": parsed.options.allowInsecureRedirect = true

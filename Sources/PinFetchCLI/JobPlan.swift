@@ -12,6 +12,13 @@ enum JobPlan {
         let jobs = try await Self.plan(arguments)
         for job in jobs {
             for url in job.mirrors { try validateURL(url) }  // exit 2 before any file is touched
+            var isDirectory: ObjCBool = false
+            if job.destination.hasSuffix("/")
+                || (FileManager.default.fileExists(atPath: job.destination, isDirectory: &isDirectory)
+                    && isDirectory.boolValue)
+            {
+                throw PinFetchError(.usage, "\(job.destination) is a directory: name the file (-o DIR/NAME or -P DIR)")
+            }
         }
         return jobs
     }
@@ -56,6 +63,7 @@ enum JobPlan {
             let destination: String
             do throws(PinFetchError) {
                 destination = try SafeFileName.resolve(name, in: directory)
+                    .replacingOccurrences(of: "./", with: "", options: .anchored)  // no -P: plain names
             } catch {
                 throw PinFetchError(error.code, "\(input):\(entry.line): \(error.message)")
             }

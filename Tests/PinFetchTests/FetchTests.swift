@@ -252,6 +252,29 @@ struct FetchTests {
         }
     }
 
+    @Test(arguments: [true, false])
+    func `a partial edited since its checkpoint is hashed again, never trusted`(pinned: Bool) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                usleep(20_000)  // a later modification time than the checkpoint's, at any clock granularity
+                let handle = try #require(FileHandle(forUpdatingAtPath: "\(directory)/out.bin.part"))
+                try handle.seek(toOffset: 100)
+                handle.write(Data("XXXX".utf8))  // in place: same size
+                try handle.close()
+                let run = await self.fetch(server, into: directory, pinned ? ["--sha256", Fixtures.sha256A] : [])
+                #expect(run.status == 0)
+                #expect(run.int("rehashed_bytes") == 400_000)
+                let file = try #require(contents("\(directory)/out.bin"))
+                #expect(run.string("sha256") == Fixtures.sha256(file))  // the digest is of the bytes on disk
+                if pinned {
+                    #expect(file == Fixtures.a)  // the mismatch started it over from byte 0
+                    #expect(run.int("restarts") == 1)
+                }
+            }
+        }
+    }
+
     @Test func `a checkpoint from another OpenSSL build is rehashed from disk once`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in

@@ -38,6 +38,9 @@ struct Checkpoint: Hashable, Sendable, Codable {
     var hashStateSize: Int
     /// `OpenSSL_version_num()` of the writer; another version's context is not restored.
     var libraryVersion: UInt64
+    /// What `<dest>.part` looked like when the record was written, so a resume can tell a partial
+    /// that was replaced or edited since; `nil` in records that do not say.
+    var partialIdentity: PartialIdentity?
 
     /// The record's bytes, as written to disk.
     func encoded() -> [UInt8] {
@@ -75,6 +78,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case url, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
+        case partialIdentity
     }
 
     init(
@@ -85,7 +89,8 @@ struct Checkpoint: Hashable, Sendable, Codable {
         algorithm: HashAlgorithm,
         hashState: [UInt8],
         hashStateSize: Int,
-        libraryVersion: UInt64
+        libraryVersion: UInt64,
+        partialIdentity: PartialIdentity? = nil
     ) {
         self.url = url
         self.validator = validator
@@ -95,6 +100,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         self.hashState = hashState
         self.hashStateSize = hashStateSize
         self.libraryVersion = libraryVersion
+        self.partialIdentity = partialIdentity
     }
 
     init(from decoder: any Decoder) throws {
@@ -111,6 +117,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         self.hashState = [UInt8](data)
         self.hashStateSize = try container.decode(Int.self, forKey: .hashStateSize)
         self.libraryVersion = try container.decode(UInt64.self, forKey: .libraryVersion)
+        self.partialIdentity = try container.decodeIfPresent(PartialIdentity.self, forKey: .partialIdentity)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -123,5 +130,24 @@ struct Checkpoint: Hashable, Sendable, Codable {
         try container.encode(Data(self.hashState).base64EncodedString(), forKey: .hashState)
         try container.encode(self.hashStateSize, forKey: .hashStateSize)
         try container.encode(self.libraryVersion, forKey: .libraryVersion)
+        try container.encodeIfPresent(self.partialIdentity, forKey: .partialIdentity)
+    }
+}
+
+/// The file-system identity of a partial: device and inode, size in bytes and modification time
+/// in nanoseconds since 1970, as `fstat` reports them.
+struct PartialIdentity: Hashable, Sendable, Codable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: Int64
+
+    /// Whether `current` (the partial now) may still hold the bytes this identity described:
+    /// `false` when it is another file, or when it has the size it had then but was modified
+    /// since (edited in place). A larger partial is not judged: after a crash, bytes written
+    /// past the last checkpoint are expected (and cut off before resuming).
+    func mayDescribe(_ current: PartialIdentity) -> Bool {
+        guard current.device == self.device, current.inode == self.inode else { return false }
+        return current.size != self.size || current.modified == self.modified
     }
 }

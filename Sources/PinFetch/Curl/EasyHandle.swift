@@ -15,7 +15,8 @@ struct TransferRequest {
     var headers: [String]
     /// Seconds; `nil` keeps libcurl's default.
     var connectTimeout: Double?
-    /// Seconds without a body byte before the transfer is abandoned (`CURLOPT_LOW_SPEED_TIME`).
+    /// Seconds without a new byte before the transfer is abandoned (checked in the progress
+    /// callback, about once a second when idle; `CURLOPT_LOW_SPEED_TIME` averages over ~5 s).
     var stallTimeout: Double?
     /// PEM certificates to trust instead of libcurl's default bundle, or `nil` (`CURLOPT_CAINFO_BLOB`).
     var caBundle: [UInt8]?
@@ -33,6 +34,11 @@ class TransferDelegate {
     private(set) var redirectLocation: String?
     private var building: ResponseHead?
     private var headDelivered = false
+    /// Set when the transfer was abandoned because no byte came for the stall timeout.
+    private(set) var stalled = false
+    private var stallTimeout: Duration?
+    private var lastReceived: Int64 = -1
+    private var lastChange = ContinuousClock.now
 
     /// Called once with the final response head, before any body byte (or after the
     /// transfer when there is no body). Return `false` to abort the transfer.
@@ -49,6 +55,27 @@ class TransferDelegate {
         self.redirectLocation = nil
         self.building = nil
         self.headDelivered = false
+    }
+
+    /// Starts the stall clock of one request.
+    fileprivate func begin(stallTimeout seconds: Double?) {
+        self.stallTimeout = seconds.map { .milliseconds(Int64(($0 * 1000).rounded())) }
+        self.stalled = false
+        self.lastReceived = -1
+        self.lastChange = ContinuousClock.now
+    }
+
+    /// The progress callback: a stall check, then the subclass's ``progress(received:)``.
+    fileprivate func tick(received: Int64) -> Bool {
+        let now = ContinuousClock.now
+        if received != self.lastReceived {
+            self.lastReceived = received
+            self.lastChange = now
+        } else if let limit = self.stallTimeout, now - self.lastChange >= limit {
+            self.stalled = true
+            return false
+        }
+        return self.progress(received: received)
     }
 
     fileprivate func headerLine(_ bytes: UnsafeRawBufferPointer) {
@@ -134,10 +161,6 @@ final class EasyHandle: @unchecked Sendable {
             if let seconds = request.connectTimeout {
                 set(ccurl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, seconds * 1000))))
             }
-            if let seconds = request.stallTimeout {
-                set(ccurl_easy_setopt_long(raw, CURLOPT_LOW_SPEED_LIMIT, 1))
-                set(ccurl_easy_setopt_long(raw, CURLOPT_LOW_SPEED_TIME, Int(max(1, seconds.rounded(.up)))))
-            }
             if let bundle = request.caBundle {
                 bundle.withUnsafeBytes { bytes in
                     // libcurl copies the blob (CURL_BLOB_COPY), so it need not outlive this call.
@@ -173,15 +196,24 @@ final class EasyHandle: @unchecked Sendable {
                 ccurl_easy_setopt_xferinfo_function(raw) { context, _, received, _, _ in
                     guard let context else { return 1 }
                     let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
-                    return delegate.progress(received: Int64(received)) ? 0 : 1
+                    return delegate.tick(received: Int64(received)) ? 0 : 1
                 }
             )
             guard setup == CURLE_OK else { return setup }
+            delegate.begin(stallTimeout: request.stallTimeout)
             return curl_easy_perform(raw)
         }
         // No body (HEAD, a 3xx or an empty answer): the head is still looked at.
         if code == CURLE_OK || delegate.head != nil, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
         let text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        if delegate.stalled {
+            let seconds = request.stallTimeout ?? 0
+            return TransferOutcome(
+                code: Int(code.rawValue),
+                message: "no data for \(seconds.formatted()) s (--stall-timeout)",
+                category: .network
+            )
+        }
         var connectCode = 0
         if code != CURLE_OK, ccurl_easy_getinfo_long(self.raw, CURLINFO_HTTP_CONNECTCODE, &connectCode) == CURLE_OK,
             connectCode == 407
@@ -205,7 +237,9 @@ final class EasyHandle: @unchecked Sendable {
     private static func category(of code: CURLcode) -> TransferOutcome.Category {
         switch code {
         case CURLE_OK: .ok
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: .badURL
+        // URLs are validated before any request, so at transfer time these mean a broken answer
+        // (e.g. "Received HTTP/0.9 when not allowed" is CURLE_UNSUPPORTED_PROTOCOL).
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: .protocolViolation
         case CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
             CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM,
             CURLE_SSL_CONNECT_ERROR, CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR:
@@ -223,7 +257,7 @@ final class EasyHandle: @unchecked Sendable {
 
 /// How one libcurl transfer ended.
 struct TransferOutcome {
-    enum Category { case ok, badURL, network, tls, protocolViolation, authentication, aborted, other }
+    enum Category { case ok, network, tls, protocolViolation, authentication, aborted, other }
     /// The `CURLcode`.
     var code: Int
     /// libcurl's error text (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
