@@ -48,7 +48,8 @@ public enum CommandLineTool {
               --shard K/N            with -i: only entries whose index mod N is K
           -j, --jobs N               downloads at once (default 1)
               --fail-fast            start no new file after the first failure
-              --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU or BSD form); entry by file name
+              --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU, BSD, bare, PGP clear-signed, UTF-16);
+                                     entry by file name
               --content-disposition  name the file as the server's Content-Disposition says
               --cache-dir DIR        verified files by digest (default $XDG_CACHE_HOME/pinfetch)
               --no-cache             no cache
@@ -57,7 +58,7 @@ public enum CommandLineTool {
               --retries N            attempts after the first (default 5); 0 = fail fast
               --retry-delay SECONDS  base of the exponential back-off (default 1; 0 allowed)
               --connect-timeout S    seconds to connect (default 30)
-              --stall-timeout S      seconds without a byte before retrying (default 60)
+              --stall-timeout S      seconds without a new byte before retrying (default 60)
               --lock-timeout S       seconds to wait for another pinfetch on the same file (default: forever)
           -H, --header 'Name: value' extra request header (repeatable; Authorization, Cookie and
                                      Proxy-Authorization are dropped when a redirect leaves the origin)
