@@ -26,8 +26,9 @@ enum JobPlan {
     private static func plan(_ arguments: Arguments) async throws(PinFetchError) -> [FetchJob] {
         let sums: ChecksumFile?
         if let source = arguments.checksumFile {
+            let bytes = try await Self.load(source, arguments)
             do throws(PinFetchError) {
-                sums = try ChecksumFile(parsing: await Self.load(source, arguments))
+                sums = try ChecksumFile(parsing: bytes)
             } catch {
                 throw PinFetchError(error.code, "\(source): \(error.message)", underlying: error.underlying)
             }
@@ -101,7 +102,12 @@ enum JobPlan {
         options.progress = nil
         let result = await Fetcher(options: options).run(source, to: path)
         if let error = result.error {
-            throw PinFetchError(error.code, "cannot fetch \(source): \(error.message)", underlying: error.underlying)
+            // The message names the URL already.
+            throw PinFetchError(
+                error.code,
+                "cannot fetch an input file: \(error.message)",
+                underlying: error.underlying
+            )
         }
         guard let data = FileManager.default.contents(atPath: path), data.count <= 16 << 20 else {
             throw PinFetchError(.usage, "\(source) is not a small file")
