@@ -143,18 +143,24 @@ public struct ChecksumFile: Sendable {
             }
             throw PinFetchError(.usage, "no checksum for \(SafeFileName.quoted(fileName)) in the checksum file")
         }
-        var best: Entry?
-        for entry in matches {
-            if let other = matches.first(where: { $0.pin.algorithm == entry.pin.algorithm && $0.pin != entry.pin }) {
+        return try Self.strongest(of: matches, for: fileName).pin
+    }
+
+    /// The entry of the strongest algorithm among `entries` (all for `name`, at least one).
+    /// - Throws: ``PinFetchError/Code/usage`` when two entries of one algorithm disagree.
+    static func strongest(of entries: [Entry], for name: String) throws(PinFetchError) -> Entry {
+        var best = entries[0]
+        for entry in entries {
+            if let other = entries.first(where: { $0.pin.algorithm == entry.pin.algorithm && $0.pin != entry.pin }) {
                 throw PinFetchError(
                     .usage,
-                    "two different \(entry.pin.algorithm.rawValue) checksums for \(SafeFileName.quoted(fileName)) "
+                    "two different \(entry.pin.algorithm.rawValue) checksums for \(SafeFileName.quoted(name)) "
                         + "in the checksum file (lines \(entry.line) and \(other.line))"
                 )
             }
-            if best == nil || entry.pin.algorithm.digestLength > best!.pin.algorithm.digestLength { best = entry }
+            if entry.pin.algorithm.digestLength > best.pin.algorithm.digestLength { best = entry }
         }
-        return best!.pin
+        return best
     }
 
     // MARK: - Parsing

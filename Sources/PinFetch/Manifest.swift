@@ -117,17 +117,7 @@ public struct Manifest: Sendable {
         var entryForOutput: [String: Int] = [:]
         for name in order {
             let group = groups[name]!
-            var best = group[0]
-            for item in group {
-                if let other = group.first(where: { $0.pin.algorithm == item.pin.algorithm && $0.pin != item.pin }) {
-                    throw PinFetchError(
-                        .usage,
-                        "two different \(item.pin.algorithm.rawValue) checksums for \(SafeFileName.quoted(name)) "
-                            + "in the checksum file (lines \(item.line) and \(other.line))"
-                    )
-                }
-                if item.pin.algorithm.digestLength > best.pin.algorithm.digestLength { best = item }
-            }
+            let best = try ChecksumFile.strongest(of: group, for: name)
             let output = Self.lastComponent(name)
             let url = base + Self.percentEncoded(name)
             if let index = entryForOutput[output] {
