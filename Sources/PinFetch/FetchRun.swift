@@ -154,8 +154,9 @@ final class FetchRun: @unchecked Sendable {
         if let source = checkpoint?.url, let index = self.mirrors.firstIndex(of: source) {
             self.mirrorIndex = index  // continue where the partial came from
         }
-        // HEAD only helps decide about a partial: without one, the GET says all there is to know.
-        let probe = FileSystem.exists(self.partialPath) ? self.probe() : nil
+        // HEAD only helps decide about a partial with a checkpoint: without one, the partial is
+        // discarded whatever HEAD says, and the GET says all there is to know.
+        let probe = checkpoint != nil && FileSystem.exists(self.partialPath) ? self.probe() : nil
         if self.pin == nil, let algorithm = checkpoint?.algorithm, algorithm != self.algorithm {
             self.algorithm = algorithm  // hash on with what the partial was hashed with
             self.digest = RunningDigest(algorithm: algorithm)

@@ -230,6 +230,7 @@ struct FetchTests {
                 try Data(damage.apply(to: original)).write(to: URL(filePath: state))
                 let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
                 #expect(run.status == 0)
+                #expect(server.requests.allSatisfy { $0.method == "GET" })  // nothing to decide: no HEAD
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(listing(directory) == ["out.bin"])
             }
