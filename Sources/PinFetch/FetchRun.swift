@@ -87,8 +87,9 @@ final class FetchRun: @unchecked Sendable {
         pin: Pin?,
         options: FetchOptions,
         control: TransferControl,
-        easy: EasyHandle
-    ) throws(PinFetchError) {
+        easy: EasyHandle,
+        caBundle: [UInt8]?
+    ) {
         self.url = mirrors.first ?? ""
         self.mirrors = mirrors.isEmpty ? [""] : mirrors
         self.namingDirectory = namingDirectory
@@ -99,7 +100,7 @@ final class FetchRun: @unchecked Sendable {
         self.algorithm = pin?.algorithm ?? .sha256
         self.digest = RunningDigest(algorithm: self.algorithm)
         self.easy = easy
-        self.caBundle = try options.caFile.map { file throws(PinFetchError) in try TrustAnchors.bundle(adding: file) }
+        self.caBundle = caBundle
     }
 
     /// Runs the fetch to its end; never throws: a failure is in the result.

@@ -115,6 +115,8 @@ private final class Batch: Sendable {
     let failFast: Bool
     let onResult: (@Sendable (Int, FetchResult) -> Void)?
     private let state: Mutex<State>
+    /// The trust anchors for `--cacert`, built once for every file of the batch.
+    private let caBundle: Result<[UInt8]?, PinFetchError>
 
     init(
         jobs: [FetchJob],
@@ -128,6 +130,9 @@ private final class Batch: Sendable {
         self.control = control
         self.failFast = failFast
         self.onResult = onResult
+        self.caBundle = Result { () throws(PinFetchError) in
+            try options.caFile.map { file throws(PinFetchError) in try TrustAnchors.bundle(adding: file) }
+        }
         self.state = Mutex(State(results: Array(repeating: nil, count: jobs.count), running: 0))
     }
 
@@ -174,14 +179,15 @@ private final class Batch: Sendable {
         do throws(PinFetchError) {
             if easy == nil { easy = try EasyHandle() }
             let handle = easy!
-            let run = try FetchRun(
+            let run = FetchRun(
                 mirrors: job.mirrors,
                 namingDirectory: job.namingDirectory,
                 destination: job.destination,
                 pin: job.pin,
                 options: self.options,
                 control: self.control,
-                easy: handle
+                easy: handle,
+                caBundle: try self.caBundle.get()
             )
             return run.execute()
         } catch {
