@@ -227,16 +227,10 @@ final class TransferControl: Sendable {
 }
 
 /// Validates an absolute `http`/`https` URL with a host, so bad input is refused before anything
-/// is created (DESIGN.md: exit 2 creates nothing).
-/// - Throws: ``PinFetchError/Code/usage`` naming what is wrong.
+/// is created (DESIGN.md: exit 2 creates nothing). The rules are `HTTPURL`'s, so the two always
+/// agree on which URLs are valid.
+/// - Throws: ``PinFetchError/Code/usage`` naming what is wrong: a control character, white space at
+///   either end, a scheme other than `http`/`https`, no host or a bad one, or a port outside 1...65535.
 public func validateURL(_ text: String) throws(PinFetchError) {
-    guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
-        throw PinFetchError(.usage, "malformed URL '\(text.prefix(200))'")
-    }
-    guard scheme == "http" || scheme == "https" else {
-        throw PinFetchError(.usage, "unsupported URL scheme '\(scheme)' (use http or https)")
-    }
-    guard let host = components.host, !host.isEmpty else {
-        throw PinFetchError(.usage, "URL has no host: '\(text.prefix(200))'")
-    }
+    _ = try HTTPURL(text)
 }

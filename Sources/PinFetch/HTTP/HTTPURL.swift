@@ -1,0 +1,186 @@
+import Foundation
+
+/// One absolute `http` or `https` URL, built and validated once at the boundary (an argument, an
+/// input file, a `Location` header), so later code never parses URL text again.
+///
+/// Normalizing percent-encodes, as UTF-8 `%XX` with upper-case hex, what cannot appear in a URL
+/// (RFC 3986 §2), as curl, wget and browsers do: space, `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|`,
+/// `}` and every non-ASCII character; in the user information, path and query also `[` and `]`
+/// (an IPv6 host literal such as `[::1]` keeps them); and a `%` that does not start `%XX`, which
+/// becomes `%25`. Existing `%XX` escapes are kept as typed, so nothing is encoded twice. The
+/// scheme is lower-cased; the host, port and user information are otherwise kept as typed.
+/// The fragment is split off into ``fragment``: it is never sent (RFC 9110 §4.2.4).
+///
+/// Two values are equal when their ``text`` and ``fragment`` are; compare origins with
+/// `(scheme, host, port)`.
+struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
+    /// The normalized absolute URL that requests use, without the fragment.
+    let text: String
+    /// What followed the first `#`, as typed (not decoded), or `nil` when there was no `#`.
+    let fragment: String?
+    /// `http` or `https`, lower-cased.
+    let scheme: String
+    /// The host, lower-cased and percent-encoded as in ``text``; an IPv6 literal keeps its
+    /// brackets (`[::1]`), as in the `Host` header.
+    let host: String
+    /// The port, 1...65535: the one in the URL, else 80 for `http` and 443 for `https`.
+    let port: Int
+
+    var description: String { self.text }
+
+    /// Validates and normalizes a URL typed by a user.
+    ///
+    /// - Parameter text: An absolute `http` or `https` URL, e.g. `https://example.com/my file.bin#x`.
+    /// - Throws: ``PinFetchError`` with ``PinFetchError/Code/usage`` (exit 2) for a control
+    ///   character (U+0000–U+001F, U+007F–U+009F, shown escaped), white space at either end, a
+    ///   scheme other than `http`/`https`, no host, a host with a character no host name has, a
+    ///   port outside 1...65535, or a result Foundation cannot parse ("malformed URL").
+    init(_ text: String) throws(PinFetchError) {
+        guard !text.unicodeScalars.contains(where: Self.isControl) else {
+            let shown = text.unicodeScalars.map(Self.escaped).joined()
+            throw PinFetchError(.usage, "URL has a control character: '\(shown.prefix(200))'")
+        }
+        if let first = text.first, let last = text.last, first.isWhitespace || last.isWhitespace {
+            throw PinFetchError(.usage, "URL begins or ends with white space: '\(text.prefix(200))'")
+        }
+        let malformed = PinFetchError(.usage, "malformed URL '\(text.prefix(200))'")
+        let hash = text.firstIndex(of: "#")
+        let target = text[..<(hash ?? text.endIndex)]
+        guard let colon = Self.schemeEnd(target) else { throw malformed }
+        let scheme = target[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw PinFetchError(.usage, "unsupported URL scheme '\(scheme)' (use http or https)")
+        }
+        let noHost = PinFetchError(.usage, "URL has no host: '\(text.prefix(200))'")
+        let hierarchy = target[target.index(after: colon)...]
+        guard hierarchy.hasPrefix("//") else { throw noHost }
+        let afterSlashes = hierarchy.dropFirst(2)
+        let authorityEnd = afterSlashes.firstIndex { $0 == "/" || $0 == "?" } ?? afterSlashes.endIndex
+        let authority = afterSlashes[..<authorityEnd]
+        let at = authority.lastIndex(of: "@")  // "u:p@q@h": the last "@" ends the user information
+        let hostAndPort = at.map { authority[authority.index(after: $0)...] } ?? authority
+        let isLiteral = hostAndPort.hasPrefix("[")
+        let hostEnd: Substring.Index
+        if isLiteral {
+            guard let close = hostAndPort.firstIndex(of: "]") else { throw malformed }
+            hostEnd = hostAndPort.index(after: close)
+        } else {
+            hostEnd = hostAndPort.firstIndex(of: ":") ?? hostAndPort.endIndex
+        }
+        let rawHost = hostAndPort[..<hostEnd]
+        let portPart = hostAndPort[hostEnd...]
+        guard !rawHost.isEmpty else { throw noHost }
+        guard portPart.isEmpty || portPart.first == ":" else { throw malformed }
+        guard isLiteral || !rawHost.utf8.contains(where: { Self.isUnsafe($0) || $0 == 0x5B || $0 == 0x5D }) else {
+            throw PinFetchError(.usage, "URL host '\(rawHost.prefix(200))' has a character no host name has")
+        }
+        let portText = portPart.dropFirst()
+        var port = scheme == "https" ? 443 : 80
+        if !portText.isEmpty {  // "http://h:/" is allowed: an empty port is the default (RFC 3986 §3.2.3)
+            guard portText.allSatisfy({ ("0"..."9").contains($0) }), let number = Int(portText),
+                (1...65_535).contains(number)
+            else { throw PinFetchError(.usage, "URL port '\(portText.prefix(20))' is not in 1...65535") }
+            port = number
+        }
+        let host = isLiteral ? String(rawHost) : Self.encoded(rawHost, brackets: false)
+        var normalized = scheme + "://"
+        if let at { normalized += Self.encoded(authority[..<at], brackets: true, at: true) + "@" }
+        normalized += host + portPart + Self.encoded(afterSlashes[authorityEnd...], brackets: true)
+        guard let components = URLComponents(string: normalized), components.host?.isEmpty == false,
+            URL(string: normalized) != nil
+        else { throw malformed }
+        self.text = normalized
+        self.fragment = hash.map { String(text[text.index(after: $0)...]) }
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = port
+    }
+
+    /// The target of a redirect: `location` (a `Location` header value, RFC 9110 §10.2.2, which
+    /// may be relative) encoded like ``init(_:)`` and resolved against this URL (RFC 3986 §5.2).
+    ///
+    /// The fragment of `location` is dropped. Whether an `https` to `http` step is allowed is
+    /// for the caller to decide.
+    /// - Returns: The absolute URL, or `nil` when `location` has a control character or does not
+    ///   resolve to an `http`/`https` URL with a host.
+    func resolving(location: String) -> HTTPURL? {
+        guard !location.unicodeScalars.contains(where: Self.isControl) else { return nil }
+        let reference = location[..<(location.firstIndex(of: "#") ?? location.endIndex)]
+        if Self.schemeEnd(reference) != nil { return try? HTTPURL(String(reference)) }
+        if reference.hasPrefix("//") { return try? HTTPURL(self.scheme + ":" + reference) }
+        if reference.isEmpty { return try? HTTPURL(self.text) }  // Foundation: URL(string: "") is nil
+        // Encoded first: Foundation encodes a raw space itself, but then turns "%2B" into "%252B".
+        guard let base = URL(string: self.text),
+            let resolved = URL(string: Self.encoded(reference, brackets: true), relativeTo: base)
+        else { return nil }
+        return try? HTTPURL(resolved.absoluteURL.absoluteString)
+    }
+
+    /// ``text`` with the password of the user information replaced by `***`
+    /// (`http://user:***@host/path`), for messages and logs. Only the password is hidden: a
+    /// user name alone, and query parameters such as signatures, are shown as they are.
+    var redacted: String {
+        guard let slashes = self.text.range(of: "://") else { return self.text }
+        let rest = self.text[slashes.upperBound...]
+        let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex)]
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
+            return self.text
+        }
+        return String(self.text[..<colon]) + ":***" + self.text[at...]
+    }
+
+    // MARK: - Parts
+
+    /// The index of the `:` ending a scheme (RFC 3986 §3.1: a letter, then letters, digits, `+`,
+    /// `-` or `.`), or `nil` when `text` does not begin with one (a relative reference).
+    private static func schemeEnd(_ text: Substring) -> Substring.Index? {
+        guard let colon = text.firstIndex(of: ":"), let first = text.first, first.isASCII, first.isLetter else {
+            return nil
+        }
+        let isSchemeCharacter = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || "+-.".contains(c)) }
+        return text[..<colon].allSatisfy(isSchemeCharacter) ? colon : nil
+    }
+
+    /// C0 controls, DEL and C1 controls: never valid in a URL, and unsafe to echo.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// `scalar`, or its Swift escape (`\u{7}`) when it is a control character.
+    private static func escaped(_ scalar: Unicode.Scalar) -> String {
+        Self.isControl(scalar) ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
+    }
+
+    /// ASCII bytes that cannot appear anywhere in a URL: space `"` `<` `>` `\` `^` `` ` `` `{` `|` `}`.
+    private static func isUnsafe(_ byte: UInt8) -> Bool {
+        [0x20, 0x22, 0x3C, 0x3E, 0x5C, 0x5E, 0x60, 0x7B, 0x7C, 0x7D].contains(byte)
+    }
+
+    /// `part` with unsafe and non-ASCII bytes, `[` `]` when `brackets`, `@` when `at`, and a `%`
+    /// not starting `%XX` percent-encoded; an existing `%XX` is kept as it is.
+    private static func encoded(_ part: Substring, brackets: Bool, at: Bool = false) -> String {
+        let bytes = Array(part.utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        for (index, byte) in bytes.enumerated() {
+            let isEscape =
+                byte == 0x25 && index + 2 < bytes.count && Self.isHexDigit(bytes[index + 1])
+                && Self.isHexDigit(bytes[index + 2])
+            let needsEncoding =
+                byte >= 0x80 || Self.isUnsafe(byte) || (byte == 0x25 && !isEscape)
+                || (brackets && (byte == 0x5B || byte == 0x5D)) || (at && byte == 0x40)
+            guard needsEncoding else {
+                result.append(byte)
+                continue
+            }
+            result += [0x25, Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0x0F)]]
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+    }
+}

@@ -1,0 +1,149 @@
+import Testing
+
+@testable import PinFetch
+
+/// `HTTPURL`: what a typed URL and a redirect's `Location` become (RFC 3986 §2 and §5.2,
+/// RFC 9110 §4.2.4 and §10.2.2).
+struct HTTPURLTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var input: String
+        var expected: String
+        var testDescription: String { self.label }
+    }
+
+    static let normalized: [Case] = [
+        Case(
+            label: "plain URL unchanged",
+            input: "https://example.com/a/b.bin",
+            expected: "https://example.com/a/b.bin"
+        ),
+        Case(
+            label: "raw space in the path",
+            input: "http://host/dir/my file.bin",
+            expected: "http://host/dir/my%20file.bin"
+        ),
+        Case(label: "existing escape kept", input: "http://h/a%2Bb", expected: "http://h/a%2Bb"),
+        Case(label: "lower-case escape kept", input: "http://h/a%2bb", expected: "http://h/a%2bb"),
+        Case(label: "escape kept beside a space", input: "http://h/a%2Bb c", expected: "http://h/a%2Bb%20c"),
+        Case(label: "lone %", input: "http://h/%", expected: "http://h/%25"),
+        Case(label: "% before non-hex", input: "http://h/%zz", expected: "http://h/%25zz"),
+        Case(label: "% with one hex digit at the end", input: "http://h/a%4", expected: "http://h/a%254"),
+        Case(label: "brackets in path and query", input: "http://h/[x]?a=[b]", expected: "http://h/%5Bx%5D?a=%5Bb%5D"),
+        Case(label: "IPv6 host kept", input: "http://[::1]:8080/a b", expected: "http://[::1]:8080/a%20b"),
+        Case(label: "non-ASCII path", input: "http://h/\u{FC}", expected: "http://h/%C3%BC"),
+        Case(label: "space in the query", input: "http://h/x?q=a b", expected: "http://h/x?q=a%20b"),
+        Case(
+            label: "characters never allowed",
+            input: #"http://h/"<>\^`{|}"#,
+            expected: "http://h/%22%3C%3E%5C%5E%60%7B%7C%7D"
+        ),
+        Case(label: "userinfo kept", input: "http://user:pass@h/x", expected: "http://user:pass@h/x"),
+        Case(label: "an @ inside the userinfo", input: "http://u:p@q@h/x", expected: "http://u:p%40q@h/x"),
+        Case(label: "scheme lower-cased", input: "HTTPS://Example.com/X", expected: "https://Example.com/X"),
+        Case(label: "fragment dropped", input: "http://h/x.bin#sha256=ab", expected: "http://h/x.bin"),
+        Case(label: "no path", input: "http://h", expected: "http://h"),
+        Case(label: "empty port", input: "http://h:/x", expected: "http://h:/x"),
+        Case(label: "port 65535", input: "http://h:65535/x", expected: "http://h:65535/x"),
+    ]
+
+    @Test(arguments: Self.normalized)
+    func `a typed URL is normalized`(url: Case) throws {
+        let result = try HTTPURL(url.input)
+        #expect(result.text == url.expected)
+        #expect(result.description == url.expected)
+        #expect(try HTTPURL(result.text) == HTTPURL(url.expected))  // normalizing twice changes nothing
+    }
+
+    @Test func `the fragment is kept as typed`() throws {
+        #expect(try HTTPURL("http://h/x.bin#sha256=AB%20c").fragment == "sha256=AB%20c")
+        #expect(try HTTPURL("http://h/x.bin#").fragment == "")
+        #expect(try HTTPURL("http://h/x.bin").fragment == nil)
+        #expect(try HTTPURL("http://h/a#b#c").fragment == "b#c")
+    }
+
+    @Test(arguments: [
+        "http://h/a\u{7}b", "http://h/a\tb", "http://h/a\nb", "http://h/\u{0}", "http://h/a\u{7F}b",  // C0, DEL
+        "http://h/a\u{85}b",  // C1
+        "ftp://h/x", "mailto:x@y", "http:///x", "http://", "http:/x", "http:x", "http://user@/x",  // scheme, host
+        "http://h:0/x", "http://h:70000/x", "http://h:99999999999999999999/x", "http://h:+80/x", "http://h:x/",
+        " http://h/x", "http://h/x ", "\u{A0}http://h/x",  // white space at either end
+        "", "h/x", "//h/x", "http://[::1/x", "http://[::1]x/",  // malformed
+        "http://a b/x", "http://a<b/x", "http://a[b/x",  // no host name has these
+    ])
+    func `bad URLs are usage errors`(text: String) {
+        let error = #expect(throws: PinFetchError.self) { try HTTPURL(text) }
+        #expect(error?.code == .usage)
+        #expect(error?.message.isEmpty == false)
+        #expect(error?.message.contains("\n") == false)
+        #expect(error?.message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) } == false)
+        #expect(throws: PinFetchError.self) { try validateURL(text) }  // the public check agrees
+    }
+
+    @Test func `error messages keep the words of validateURL`() {
+        let messages = ["ftp://h/x", "http:///x", "h/x", "http://h/a\u{7}b", "http://h:0/x"].map { text in
+            #expect(throws: PinFetchError.self) { try HTTPURL(text) }?.message ?? ""
+        }
+        #expect(messages[0] == "unsupported URL scheme 'ftp' (use http or https)")
+        #expect(messages[1] == "URL has no host: 'http:///x'")
+        #expect(messages[2] == "malformed URL 'h/x'")
+        #expect(messages[3] == #"URL has a control character: 'http://h/a\u{7}b'"#)
+        #expect(messages[4] == "URL port '0' is not in 1...65535")
+    }
+
+    @Test func `scheme, host and port make the origin`() throws {
+        let plain = try HTTPURL("HTTP://A.Example/x")
+        #expect(plain.scheme == "http")
+        #expect(plain.host == "a.example")
+        #expect(plain.port == 80)
+        let secure = try HTTPURL("https://u:p@a.example/")
+        #expect((secure.scheme, secure.host, secure.port) == ("https", "a.example", 443))
+        let literal = try HTTPURL("http://[::1]:8080/a")
+        #expect((literal.scheme, literal.host, literal.port) == ("http", "[::1]", 8080))
+    }
+
+    @Test func `redacted hides only the password`() throws {
+        #expect(try HTTPURL("http://user:secret@h/x?sig=1").redacted == "http://user:***@h/x?sig=1")
+        #expect(try HTTPURL("http://user@h/x").redacted == "http://user@h/x")
+        #expect(try HTTPURL("http://h/x@y").redacted == "http://h/x@y")
+        #expect(try HTTPURL("http://u:p@q@h:81/").redacted == "http://u:***@h:81/")
+    }
+
+    static let base = "http://h/dir/x"
+
+    static let locations: [Case] = [
+        Case(
+            label: "absolute path with an escape and a space",
+            input: "/files/a%2Bb c.bin",
+            expected: "http://h/files/a%2Bb%20c.bin"
+        ),
+        Case(label: "relative to the base's directory", input: "a b.bin", expected: "http://h/dir/a%20b.bin"),
+        Case(label: "network-path reference", input: "//other.example/x y", expected: "http://other.example/x%20y"),
+        Case(label: "dot-dot", input: "../up/z", expected: "http://h/up/z"),
+        Case(label: "query only", input: "?v=1 2", expected: "http://h/dir/x?v=1%202"),
+        Case(label: "absolute with brackets", input: "https://o.example/[x]", expected: "https://o.example/%5Bx%5D"),
+        Case(label: "fragment dropped", input: "/y#frag", expected: "http://h/y"),
+        Case(label: "non-ASCII", input: "/\u{FC}", expected: "http://h/%C3%BC"),
+        Case(label: "empty: the base itself", input: "", expected: "http://h/dir/x"),
+        Case(label: "IPv6 network-path reference", input: "//[::1]:81/z", expected: "http://[::1]:81/z"),
+    ]
+
+    @Test(arguments: Self.locations)
+    func `a Location resolves against the base`(location: Case) throws {
+        let base = try HTTPURL(Self.base)
+        #expect(base.resolving(location: location.input)?.text == location.expected)
+        #expect(base.resolving(location: location.input)?.fragment == nil)
+    }
+
+    @Test(arguments: ["mailto:x@y", "http://", "ftp://h/x", "/a\u{7}b", "http://h:0/", "//", "file:///etc/passwd"])
+    func `a Location that is not an HTTP URL gives nil`(location: String) throws {
+        #expect(try HTTPURL(Self.base).resolving(location: location) == nil)
+    }
+
+    @Test func `a relative Location keeps the base's userinfo and query rules`() throws {
+        let base = try HTTPURL("https://u:p@h/dir/x?old=1")
+        #expect(base.resolving(location: "y")?.text == "https://u:p@h/dir/y")
+        #expect(base.resolving(location: "?new=2")?.text == "https://u:p@h/dir/x?new=2")
+        #expect(base.resolving(location: "//o.example/z")?.text == "https://o.example/z")
+    }
+}
