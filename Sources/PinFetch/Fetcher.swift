@@ -179,17 +179,14 @@ private final class Batch: Sendable {
         do throws(PinFetchError) {
             if easy == nil { easy = try EasyHandle() }
             let handle = easy!
-            let run = FetchRun(
-                mirrors: job.mirrors,
-                namingDirectory: job.namingDirectory,
-                destination: job.destination,
-                pin: job.pin,
+            let download = try Download(
+                job,
                 options: self.options,
                 control: self.control,
                 easy: handle,
                 caBundle: try self.caBundle.get()
             )
-            return run.execute()
+            return download.execute()
         } catch {
             return .failed(
                 url: job.mirrors.first ?? "",
@@ -231,6 +228,6 @@ final class TransferControl: Sendable {
 /// agree on which URLs are valid.
 /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong: a control character, white space at
 ///   either end, a scheme other than `http`/`https`, no host or a bad one, or a port outside 1...65535.
-public func validateURL(_ text: String) throws(PinFetchError) {
+@_spi(CLI) public func validateURL(_ text: String) throws(PinFetchError) {
     _ = try HTTPURL(text)
 }

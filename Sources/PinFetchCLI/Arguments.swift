@@ -1,5 +1,5 @@
 import Foundation
-public import PinFetch
+@_spi(CLI) public import PinFetch
 
 /// The parsed command line (DESIGN.md, "Command line").
 public struct Arguments: Sendable {

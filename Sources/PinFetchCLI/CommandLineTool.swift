@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
-import PinFetch
+@_spi(CLI) import PinFetch
 import Synchronization
 
 /// The `pinfetch` command: parses arguments, runs the fetch, prints `--json` and errors, and

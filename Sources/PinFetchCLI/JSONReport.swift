@@ -1,5 +1,5 @@
 import Foundation
-import PinFetch
+@_spi(CLI) import PinFetch
 
 /// The `--json` line for one file (DESIGN.md, "`--json` result"), keys in snake_case; the
 /// digest's key is its algorithm (`sha256` or `sha512`).

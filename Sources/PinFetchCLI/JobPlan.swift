@@ -1,5 +1,5 @@
 import Foundation
-import PinFetch
+@_spi(CLI) import PinFetch
 
 /// Turns the command line into the files to fetch: one file from the URLs given (mirrors of
 /// it), or many from `-i` (DESIGN.md, "Many files").

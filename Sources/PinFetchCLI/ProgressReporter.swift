@@ -1,5 +1,5 @@
 import Foundation
-import PinFetch
+@_spi(CLI) import PinFetch
 import Synchronization
 
 /// Progress on stderr. On a terminal, a bar per active download (bytes, rate, ETA) redrawn in

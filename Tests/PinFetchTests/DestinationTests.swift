@@ -1,5 +1,5 @@
 import Foundation
-import PinFetch
+@_spi(CLI) import PinFetch
 import Testing
 
 /// What is already at the destination, and other pinfetch processes on it.

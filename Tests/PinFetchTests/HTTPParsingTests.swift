@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import PinFetch
+@_spi(CLI) @testable import PinFetch
 
 /// `Content-Range` (RFC 9110 §14.4): ranges, unsatisfied ranges and 64-bit lengths.
 struct ContentRangeTests {
@@ -410,7 +410,10 @@ struct ResponseHeadTests {
             (["Content-Length: 999999999999999999"], 999_999_999_999_999_999),
             (["Content-Length: 10", "content-length: 10"], 10),
             (["Content-Length: 10", "Content-Length: 11"], nil),
-            (["Content-Length: 10, 10"], nil),
+            (["Content-Length: 10, 10"], 10),
+            (["Content-Length: 10, 11"], nil),
+            (["Content-Length: 10,"], nil),
+            (["Content-Length: 10", "Transfer-Encoding: chunked"], nil),
             (["Content-Length: -1"], nil),
             (["Content-Length: +1"], nil),
             (["Content-Length: 12a"], nil),
@@ -420,7 +423,7 @@ struct ResponseHeadTests {
             (["Content-Length: 1000000000000000000"], nil),
         ] as [([String], Int64?)]
     )
-    func `Content-Length is one plain decimal value`(lines: [String], expected: Int64?) throws {
+    func `Content-Length is one decimal value, or a list of the same value`(lines: [String], expected: Int64?) throws {
         #expect(try Self.head(lines).contentLength == expected)
     }
 

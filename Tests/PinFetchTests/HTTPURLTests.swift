@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PinFetch
+@_spi(CLI) @testable import PinFetch
 
 /// `HTTPURL`: what a typed URL and a redirect's `Location` become (RFC 3986 §2 and §5.2,
 /// RFC 9110 §4.2.4 and §10.2.2).

@@ -1,5 +1,5 @@
 import Foundation
-import PinFetch
+@_spi(CLI) import PinFetch
 import Synchronization
 import Testing
 

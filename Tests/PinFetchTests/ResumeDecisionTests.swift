@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PinFetch
+@_spi(CLI) @testable import PinFetch
 
 /// DESIGN.md "The resume decision", step 3: what the checkpoint and the HEAD probe allow.
 struct ResumeDecisionTests {

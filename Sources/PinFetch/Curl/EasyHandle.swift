@@ -20,6 +20,8 @@ struct TransferRequest {
     var stallTimeout: Double?
     /// PEM certificates to trust instead of libcurl's default bundle, or `nil` (`CURLOPT_CAINFO_BLOB`).
     var caBundle: [UInt8]?
+    /// Open a new connection instead of reusing one (`CURLOPT_FRESH_CONNECT`).
+    var freshConnection = false
 }
 
 /// Receives what libcurl reads. Called on the thread that runs ``EasyHandle/perform(_:delegate:)``.
@@ -114,7 +116,7 @@ class TransferDelegate {
 /// Owns one libcurl easy handle and frees it once. Connections are kept in the handle between
 /// requests, so a worker that fetches several files in turn reuses them.
 ///
-/// A class (not `~Copyable`) because a worker hands it to one ``FetchRun`` after another.
+/// A class (not `~Copyable`) because a worker hands it to one ``Download`` after another.
 /// `@unchecked Sendable` only so it can be created on one thread and moved to another: libcurl
 /// forbids using a handle from two threads at once, and nothing here does.
 final class EasyHandle: @unchecked Sendable {
@@ -153,7 +155,7 @@ final class EasyHandle: @unchecked Sendable {
             set(ccurl_easy_setopt_long(raw, CURLOPT_NOSIGNAL, 1))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROTOCOLS_STR, "http,https"))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
-            set(ccurl_easy_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 0))  // FetchRun follows, per origin
+            set(ccurl_easy_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 0))  // Download follows, per origin
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_USERAGENT, "pinfetch/\(PinFetchVersion.current)"))
             set(ccurl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 512 * 1024))
             set(ccurl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headerList))
@@ -263,4 +265,6 @@ struct TransferOutcome {
     /// libcurl's error text (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
     var message: String
     var category: Category
+    /// `true` when the transfer ran on a connection kept from an earlier one.
+    var reusedConnection = false
 }

@@ -1,11 +1,3 @@
-/// What the HEAD probe learned of the representation (advisory: DESIGN.md, "Probe").
-struct Probe: Hashable, Sendable {
-    /// `Content-Length` of the HEAD answer in bytes, when sent.
-    var length: Int64?
-    /// The validator of the HEAD answer.
-    var validator: Validator
-}
-
 /// What to do with the local partial before the first GET, from the checkpoint and the probe.
 ///
 /// Pure: DESIGN.md "The resume decision", step 3, table-tested. The ranged GET that follows a

@@ -6,7 +6,7 @@ import Foundation
 /// Writes go to explicit offsets (`pwrite`), so the file position never matters. Every
 /// failing call throws ``PinFetchError/Code/fileIO`` with `strerror` and the path. Owns its
 /// file descriptor and closes it once.
-final class PartialFile {
+final class PartialFile: Sendable {
     let path: String
     private let descriptor: Int32
 

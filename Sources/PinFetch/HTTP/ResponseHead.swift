@@ -37,13 +37,46 @@ struct ResponseHead: Sendable {
         self.fields.first(where: { $0.name == name })?.value
     }
 
-    /// `Content-Length` in bytes, or `nil` when absent, malformed, or sent twice with different values.
+    /// The body's length in bytes from `Content-Length`, or `nil` when there is none to trust:
+    /// absent, overridden by a `Transfer-Encoding` (RFC 9112 §6.3: the chunked framing wins, the
+    /// length is ignored), or malformed or conflicting (then ``framingError`` says why).
     var contentLength: Int64? {
-        let values = Set(self.fields.filter { $0.name == "content-length" }.map(\.value))
-        guard values.count == 1, let text = values.first, !text.isEmpty, text.count <= 18,
-            text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 })
-        else { return nil }
-        return Int64(text)
+        guard case .success(let length) = self.declaredLength else { return nil }
+        return length
+    }
+
+    /// Why the `Content-Length` fields cannot frame the body, or `nil` when they can (or there
+    /// are none): values that are not decimal, or that disagree. Identical values, as two fields
+    /// or as one list `N, N`, are one length (RFC 9110 §8.6, RFC 9112 §6.3 step 5).
+    var framingError: String? {
+        guard case .failure(let problem) = self.declaredLength else { return nil }
+        return problem.reason
+    }
+
+    /// `true` when a `Transfer-Encoding` field is present (the body is framed by it, not by length).
+    var hasTransferCoding: Bool { self.fields.contains { $0.name == "transfer-encoding" } }
+
+    private struct FramingProblem: Error {
+        var reason: String
+    }
+
+    private var declaredLength: Result<Int64?, FramingProblem> {
+        guard !self.hasTransferCoding else { return .success(nil) }
+        let values = self.fields.filter { $0.name == "content-length" }
+            .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { String($0.trimmingWhitespace()) }
+        guard !values.isEmpty else { return .success(nil) }
+        for text in values {
+            guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+                return .failure(FramingProblem(reason: "malformed Content-Length '\(text.prefix(40))'"))
+            }
+        }
+        let lengths = values.map { Int64($0)! }
+        guard Set(lengths).count == 1 else {
+            let listed = lengths.map(String.init).joined(separator: ", ")
+            return .failure(FramingProblem(reason: "conflicting Content-Length values (\(listed))"))
+        }
+        return .success(lengths[0])
     }
 
     /// The parsed `Content-Range`, or `nil` when absent or malformed.

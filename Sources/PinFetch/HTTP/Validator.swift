@@ -5,20 +5,20 @@
 /// sense of §8.8.2.2 (at least one second older than the `Date` of the same response). A weak
 /// ETag (`W/"…"`) never goes into `If-Range` (§13.1.5). An ETag is only ever compared with
 /// another ETag, never with a digest, whatever it looks like.
-public struct Validator: Hashable, Sendable, Codable {
+struct Validator: Hashable, Sendable, Codable {
     /// The `ETag` value as sent (`"abc"` or `W/"abc"`), or `nil` when absent or malformed.
-    public var entityTag: String?
+    var entityTag: String?
     /// The `Last-Modified` value as sent, or `nil` when absent or not an HTTP-date.
-    public var lastModified: String?
+    var lastModified: String?
     /// `true` when `lastModified` is a strong validator (§8.8.2.2).
-    public var lastModifiedIsStrong: Bool
+    var lastModifiedIsStrong: Bool
 
     /// Creates a validator from raw header values; malformed ones count as absent.
     /// - Parameters:
     ///   - entityTag: An `ETag` value; kept only when it is `"…"` or `W/"…"` (§8.8.3).
     ///   - lastModified: A `Last-Modified` value; kept only when it is an HTTP-date.
     ///   - date: The `Date` of the same response, used to decide whether `lastModified` is strong.
-    public init(entityTag: String?, lastModified: String?, date: String? = nil) {
+    init(entityTag: String?, lastModified: String?, date: String? = nil) {
         self.entityTag = entityTag.flatMap { Self.isWellFormedEntityTag($0) ? $0 : nil }
         let modified = lastModified.flatMap { HTTPDate.parse($0) }
         self.lastModified = modified == nil ? nil : lastModified
@@ -34,13 +34,13 @@ public struct Validator: Hashable, Sendable, Codable {
     }
 
     /// `true` when the ETag is present and not weak.
-    public var hasStrongEntityTag: Bool { self.entityTag.map { !$0.hasPrefix("W/") } ?? false }
+    var hasStrongEntityTag: Bool { self.entityTag.map { !$0.hasPrefix("W/") } ?? false }
 
     /// The value for `If-Range`, or `nil` when this validator cannot protect a resume.
     ///
     /// A strong ETag; else, only when there is no ETag at all, a strong `Last-Modified`
     /// (RFC 9110 §13.1.5: "MUST NOT generate ... an HTTP-date unless the client has no entity tag").
-    public var ifRangeValue: String? {
+    var ifRangeValue: String? {
         if let tag = self.entityTag { return self.hasStrongEntityTag ? tag : nil }
         return self.lastModifiedIsStrong ? self.lastModified : nil
     }

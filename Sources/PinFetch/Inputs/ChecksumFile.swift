@@ -24,7 +24,7 @@
 /// file are not misread as names). An OpenPGP clear-signed wrapper (RFC 4880 §7) is unwrapped:
 /// its armor headers and signature block are skipped, dash-escaped lines (`- `) un-escaped, and
 /// the signature is not checked. Pure Swift with no C import, so it can be fuzzed on its own.
-public struct ChecksumFile: Sendable {
+@_spi(CLI) public struct ChecksumFile: Sendable {
     /// One checksum line of a supported algorithm.
     public struct Entry: Sendable, Hashable {
         /// The file name as written (escapes decoded), e.g. `./dist/app.tar.gz`.

@@ -18,7 +18,7 @@
 /// after optional spaces, or ` # note` after tokens), so an output name cannot start with `#`; a
 /// `#` inside a URL (a fragment) is kept. Blank lines are skipped; CRLF line ends and a UTF-8
 /// byte order mark are accepted. Pure Swift with no C import, so it can be fuzzed on its own.
-public struct Manifest: Sendable {
+@_spi(CLI) public struct Manifest: Sendable {
     /// One file: its mirrors, its pin and where to save it.
     public struct Entry: Sendable, Hashable {
         /// One or more absolute `http`/`https` URLs of the same file, in the order written.
@@ -280,7 +280,7 @@ public struct Manifest: Sendable {
 /// `N >= 1` and `0 <= K < N`.
 /// - Throws: ``PinFetchError/Code/usage`` (exit 2) for anything else (signs, spaces, a missing
 ///   part, a number too large for `Int`, `K >= N`).
-public func parseShard(_ text: String) throws(PinFetchError) -> (k: Int, n: Int) {
+@_spi(CLI) public func parseShard(_ text: String) throws(PinFetchError) -> (k: Int, n: Int) {
     let parts = text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
     guard parts.count == 2,
         parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }),

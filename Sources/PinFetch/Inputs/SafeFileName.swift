@@ -7,7 +7,7 @@
 ///
 /// Paths are split on the byte `/`, never on `Character`s: `"../\u{301}x"` is one grapheme
 /// `/\u{301}` to `String`, but two segments (`..` and `\u{301}x`) to the kernel.
-public enum SafeFileName {
+@_spi(CLI) public enum SafeFileName {
     /// The longest path segment in bytes of UTF-8: `NAME_MAX` (255) on Linux.
     public static let maximumSegmentBytes = 255
 

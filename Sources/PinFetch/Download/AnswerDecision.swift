@@ -1,0 +1,161 @@
+/// What a GET asked for, and what was known of the partial's representation when its answer
+/// came: the input of ``AnswerDecision/decide(_:_:)`` besides the answer's head.
+struct AnswerContext: Hashable, Sendable {
+    /// The `N` of the `Range: bytes=N-` that was sent, or `nil` for a request without `Range`.
+    var requestedOffset: Int64?
+    /// The validator of the representation the partial holds (or, without `Range`, the one a
+    /// restart expects again), or `nil` when none is known or it cannot be compared: after a move
+    /// to another mirror, whose validators mean nothing here, the pin decides.
+    var validator: Validator?
+    /// That representation's length in bytes, when known.
+    var totalLength: Int64?
+    /// `true` when a pin decides at the end, so a body of unknown extent may be taken.
+    var pinned = false
+}
+
+/// What to do with one answer to a GET (DESIGN.md, "Answer to the ranged GET"), decided from
+/// its head alone.
+///
+/// Pure: no I/O, no libcurl, no state; table-tested row by row (`AnswerDecisionTests`). The
+/// download executes the result. Every rule keeps the promise that a byte is written to the
+/// partial only when it is known to be the representation's byte at that offset.
+enum AnswerDecision: Hashable, Sendable {
+    /// Drop `skip` leading body bytes, write the rest at the requested offset, and expect the
+    /// partial to reach `end` bytes (`nil`: the body's framing decides). `totalLength` is the
+    /// representation's length in bytes when the answer said it.
+    case append(skip: Int64, end: Int64?, totalLength: Int64?)
+    /// Empty the partial and take the body as the representation from byte 0, up to `end` bytes
+    /// (`nil`: the framing decides); `totalLength` as in ``append(skip:end:totalLength:)``.
+    case replace(end: Int64?, totalLength: Int64?)
+    /// The partial already holds the whole representation: verify it.
+    case finalize
+    /// Discard the partial and ask again from byte 0, without `Range`.
+    case restart(String)
+    /// A failure that another attempt may cure (after `retryAfter` seconds when the server said).
+    case retry(PinFetchError.Code, String, retryAfter: Double?)
+    /// A failure that another attempt at this mirror will not cure.
+    case fail(PinFetchError.Code, String)
+
+    /// Decides about the answer whose final head is `head` (after redirects).
+    static func decide(_ head: ResponseHead, _ context: AnswerContext) -> AnswerDecision {
+        switch head.status {
+        case 200:
+            return Self.decideWhole(head, context)
+        case 206:
+            guard let offset = context.requestedOffset else { return Self.decideUnaskedRange(head, context) }
+            return Self.decideRange(head, context, offset: offset)
+        case 416:
+            return Self.decideUnsatisfiable(head, context)
+        case 401, 407:
+            return .fail(.authentication, "HTTP \(head.status) (authentication required)")
+        case 408, 429, 500...599:
+            let retryAfter = head.value("retry-after").flatMap { RetryAfter.seconds($0, date: head.value("date")) }
+            return .retry(.serverResponse, "HTTP \(head.status)", retryAfter: retryAfter)
+        case 400...499:
+            return .fail(.serverResponse, "HTTP \(head.status)")
+        default:
+            return .fail(.protocolViolation, "unexpected HTTP \(head.status)")
+        }
+    }
+
+    /// A `200` is the whole representation, unless it says or shows otherwise: an object store
+    /// may answer a range with `200` and only the slice. A `Content-Range` equal to the requested
+    /// range makes it that slice; a body length that contradicts the total known for the same
+    /// representation makes it unusable (RFC 9110 §15.3.1, §14.4).
+    private static func decideWhole(_ head: ResponseHead, _ context: AnswerContext) -> AnswerDecision {
+        if let problem = head.framingError { return .fail(.protocolViolation, problem) }
+        if head.hasContentCoding { return .replace(end: nil, totalLength: nil) }  // not resumable
+        let length = head.contentLength
+        let changed = context.validator.map { $0.matches(head.validator) == false } ?? false
+        // Asked for a range: ask again for the whole. Asked for the whole: the server cannot send it.
+        func contradiction(_ reason: String) -> AnswerDecision {
+            context.requestedOffset == nil ? .fail(.protocolViolation, reason) : .restart(reason)
+        }
+        if let value = head.value("content-range") {
+            guard let range = head.contentRange, let first = range.first, let last = range.last,
+                let total = range.completeLength, length.map({ $0 == last - first + 1 }) ?? true
+            else { return contradiction("200 with an unusable Content-Range '\(value.prefix(80))'") }
+            let sameTotal = changed || (context.totalLength.map { $0 == total } ?? true)
+            if first == 0, last + 1 == total, sameTotal { return .replace(end: total, totalLength: total) }
+            if let offset = context.requestedOffset, first == offset, last + 1 == total, !changed, sameTotal {
+                return .append(skip: 0, end: total, totalLength: total)
+            }
+            return contradiction("200 with Content-Range \(first)-\(last)/\(total): not the whole representation")
+        }
+        if let total = context.totalLength, let length, length != total {
+            // Without Range, only a positively identical representation is known to have `total` bytes.
+            let same = context.validator.map { $0.matches(head.validator) == true } ?? false
+            if context.requestedOffset != nil ? !changed : same {
+                return contradiction("200 of \(length) bytes for a representation of \(total) bytes")
+            }
+        }
+        return .replace(end: length, totalLength: length)
+    }
+
+    /// A `206` to a ranged request is appended only when it is one range of the same
+    /// representation, in the identity coding, that starts at or before the offset and reaches
+    /// past it; the overlap before the offset is skipped.
+    private static func decideRange(_ head: ResponseHead, _ context: AnswerContext, offset: Int64) -> AnswerDecision {
+        if head.isMultipartByteRanges { return .restart("206 with a multipart/byteranges body") }
+        if head.hasContentCoding { return .restart("206 with a Content-Encoding") }
+        if let problem = head.framingError { return .fail(.protocolViolation, problem) }
+        guard let range = head.contentRange, let first = range.first, let last = range.last,
+            let total = range.completeLength
+        else { return .restart("206 without a usable Content-Range (with a complete length)") }
+        if let known = context.totalLength, known != total {
+            return .restart("206 for a representation of \(total) bytes, not \(known)")
+        }
+        let answered = head.validator
+        if let known = context.validator, answered.entityTag != nil || answered.lastModified != nil,
+            known.matches(answered) == false
+        {
+            return .restart("206 for another representation (validator changed)")
+        }
+        guard first <= offset, last >= offset else {
+            return .restart("206 range \(first)-\(last) does not continue at byte \(offset)")
+        }
+        if let length = head.contentLength, length != last - first + 1 {
+            return .restart("206 whose Content-Length disagrees with its Content-Range")
+        }
+        return .append(skip: offset - first, end: last + 1, totalLength: total)
+    }
+
+    /// A `206` to a request without `Range` is taken as the body from byte 0 when it starts there
+    /// and its extent is known: a numeric total, a `Content-Length` the body must meet, or a pin.
+    private static func decideUnaskedRange(_ head: ResponseHead, _ context: AnswerContext) -> AnswerDecision {
+        let prefix = "206 to a request without Range"
+        if head.isMultipartByteRanges { return .fail(.protocolViolation, "\(prefix), as multipart/byteranges") }
+        if head.hasContentCoding { return .fail(.protocolViolation, "\(prefix), with a Content-Encoding") }
+        if let problem = head.framingError { return .fail(.protocolViolation, problem) }
+        guard let range = head.contentRange, let first = range.first, let last = range.last else {
+            return .fail(.protocolViolation, "\(prefix), without a usable Content-Range")
+        }
+        guard first == 0 else { return .fail(.protocolViolation, "\(prefix) starts at byte \(first)") }
+        let length = head.contentLength
+        if let length, length != last + 1 {
+            return .fail(.protocolViolation, "\(prefix) whose Content-Length disagrees with its Content-Range")
+        }
+        if let total = range.completeLength { return .replace(end: last + 1, totalLength: total) }
+        if length != nil { return .replace(end: last + 1, totalLength: last + 1) }
+        if context.pinned { return .replace(end: last + 1, totalLength: nil) }
+        return .fail(
+            .protocolViolation,
+            "\(prefix), of unknown total length and with no pin: it cannot be known complete"
+        )
+    }
+
+    /// A `416` finalizes only when the partial holds exactly the whole representation.
+    private static func decideUnsatisfiable(_ head: ResponseHead, _ context: AnswerContext) -> AnswerDecision {
+        guard let offset = context.requestedOffset else {
+            return .fail(.protocolViolation, "416 to a request without Range")
+        }
+        if let known = context.validator, known.matches(head.validator) == false {
+            return .restart("416 for a changed representation")
+        }
+        let total = head.contentRange?.completeLength
+        guard total == offset, context.totalLength.map({ $0 == total }) ?? true else {
+            return .restart("416: the partial (\(offset) bytes) does not match the remote length")
+        }
+        return .finalize
+    }
+}

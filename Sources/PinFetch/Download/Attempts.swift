@@ -1,0 +1,202 @@
+import Foundation
+@preconcurrency import Glibc
+
+extension Download {
+    /// How one GET ended, for the loop of attempts.
+    enum AttemptResult {
+        case complete
+        case moreToFetch
+        case finalize
+        case startOver(String)
+        case failed(PinFetchError, retryable: Bool, retryAfter: Double?)
+    }
+
+    /// GETs until the partial holds the whole representation, with retries, back-off and mirrors.
+    func download() throws(PinFetchError) {
+        var policy = RetryPolicy(options: self.options, mirrorCount: self.mirrors.count)
+        while true {
+            if self.control.isCancelled { try self.stopForCancellation() }
+            self.attempts += 1
+            let before = self.state.offset
+            let result: AttemptResult
+            do {
+                result = try self.attempt()
+            } catch {
+                try self.keepForLaterRun(after: error)  // e.g. a full disk: cut back to the checkpoint
+                throw error
+            }
+            switch result {
+            case .complete, .finalize:
+                return
+            case .moreToFetch:
+                continue
+            case .startOver(let reason):
+                guard self.restarts < self.maximumRestarts else {
+                    try self.discardPartial()
+                    throw PinFetchError(.protocolViolation, "gave up after \(self.restarts) restarts: \(reason)")
+                }
+                self.report(.restarted(path: self.destination, reason: reason))
+                try self.startOver()
+            case .failed(let error, let retryable, let retryAfter):
+                if error.code == .cancelled { try self.stopForCancellation() }
+                guard
+                    let next = policy.next(
+                        after: error.code,
+                        retryable: retryable,
+                        retryAfter: retryAfter,
+                        current: self.mirrorIndex,
+                        madeProgress: self.state.offset > before
+                    )
+                else {
+                    try self.keepForLaterRun(after: error)
+                    throw error
+                }
+                self.report(
+                    .retrying(
+                        path: self.destination,
+                        url: self.mirrors[next.mirror].redacted,
+                        reason: error.message,
+                        delaySeconds: next.delay
+                    )
+                )
+                if next.mirror != self.mirrorIndex {
+                    try self.switchMirror(to: next.mirror)
+                } else if self.state.resumable {
+                    try self.saveCheckpoint()
+                } else if self.state.offset > 0 {
+                    try self.startOver()  // nothing ties these bytes to the next answer
+                }
+                if next.delay > 0 { self.sleep(seconds: next.delay) }
+            }
+        }
+    }
+
+    /// Moves to mirror `index`. A partial is kept only with a pin (resumed there with a plain
+    /// `Range`, the pin deciding at the end); without one it starts over (DESIGN.md, "Mirrors").
+    private func switchMirror(to index: Int) throws(PinFetchError) {
+        if self.state.offset > 0 {
+            if self.pin != nil {
+                if self.state.resumable { try self.saveCheckpoint() }
+                self.state.crossMirror = true
+            } else {
+                try self.startOver()
+            }
+        }
+        self.mirrorIndex = index
+    }
+
+    /// One GET: from the partial's offset (`Range`, with `If-Range` on the same mirror), its
+    /// answer decided by ``AnswerDecision`` and streamed by an ``AnswerReader``.
+    private func attempt() throws(PinFetchError) -> AttemptResult {
+        var headers = ["Accept-Encoding: identity"]
+        let offset = self.state.offset
+        var context = AnswerContext(pinned: self.pin != nil)
+        if offset > 0, self.state.crossMirror {
+            headers += ["Range: bytes=\(offset)-"]  // another mirror's validator means nothing here
+            context.requestedOffset = offset
+            context.totalLength = self.state.totalLength
+        } else if offset > 0 {
+            guard self.state.resumable, let ifRange = self.state.validator?.ifRangeValue else {
+                return .startOver("no strong validator to resume with")
+            }
+            headers += ["Range: bytes=\(offset)-", "If-Range: \(ifRange)"]
+            context.requestedOffset = offset
+            context.validator = self.state.validator
+            context.totalLength = self.state.totalLength
+        } else if let expected = self.expectedAgain {
+            context.validator = expected.validator
+            context.totalLength = expected.totalLength
+        }
+        headers += self.options.headers
+        let reader = AnswerReader(download: self, context: context)
+        var outcome = try self.perform(.get, headers: headers, delegate: reader)
+        if let failure = reader.finishBody() ?? reader.localFailure { throw failure }
+        if outcome.category == .protocolViolation, outcome.reusedConnection, !reader.hasDeliveredHead {
+            // A stray byte left on a kept-alive connection (a body after a HEAD answer, say) broke
+            // this answer, not the server: ask once more on a fresh connection.
+            let again = AnswerReader(download: self, context: context)
+            outcome = try self.perform(.get, headers: headers, delegate: again, freshConnection: true)
+            if let failure = again.finishBody() ?? again.localFailure { throw failure }
+            return self.result(of: again, outcome: outcome, requestedOffset: offset)
+        }
+        return self.result(of: reader, outcome: outcome, requestedOffset: offset)
+    }
+
+    private func result(of reader: AnswerReader, outcome: TransferOutcome, requestedOffset: Int64) -> AttemptResult {
+        switch reader.decision {
+        case .append(_, let end, _), .replace(let end, _):
+            guard outcome.category == .ok else { return self.failure(from: outcome) }
+            self.expectedAgain = nil
+            if let end, self.state.offset < end {
+                return .failed(
+                    PinFetchError(.network, "\(self.currentURL): body ended at byte \(self.state.offset) of \(end)"),
+                    retryable: true,
+                    retryAfter: nil
+                )
+            }
+            if let total = self.state.totalLength, self.state.offset < total {
+                // A 206 that covered less than asked: ask for the rest if it brought anything.
+                guard self.state.offset > requestedOffset else {
+                    return .failed(
+                        PinFetchError(
+                            .protocolViolation,
+                            "\(self.currentURL): empty range answer at byte \(self.state.offset)"
+                        ),
+                        retryable: true,
+                        retryAfter: nil
+                    )
+                }
+                return .moreToFetch
+            }
+            return .complete
+        case .restart(let reason):
+            if reader.head?.status == 200, let validator = reader.context.validator,
+                let total = reader.context.totalLength
+            {
+                self.expectedAgain = (validator, total)  // the same answer again is a protocol error
+            }
+            return .startOver(reason)
+        case .finalize:
+            return .finalize
+        case .retry(let code, let reason, let retryAfter):
+            let error = PinFetchError(code, "\(self.currentURL): \(reason)", underlying: reader.head?.status)
+            return .failed(error, retryable: true, retryAfter: retryAfter)
+        case .fail(let code, let reason):
+            let error = PinFetchError(code, "\(self.currentURL): \(reason)", underlying: reader.head?.status)
+            return .failed(error, retryable: false, retryAfter: nil)
+        case nil:
+            guard outcome.category == .ok else { return self.failure(from: outcome) }
+            return .failed(
+                PinFetchError(.protocolViolation, "\(self.currentURL): no usable answer"),
+                retryable: true,
+                retryAfter: nil
+            )
+        }
+    }
+
+    /// The attempt's failure for a transfer that did not end well: its kind, and whether
+    /// another attempt may help (network trouble may pass; a bad certificate will not).
+    private func failure(from outcome: TransferOutcome) -> AttemptResult {
+        if outcome.category == .aborted, self.control.isCancelled {
+            let error = PinFetchError(.cancelled, "\(self.currentURL): cancelled at byte \(self.state.offset)")
+            return .failed(error, retryable: false, retryAfter: nil)
+        }
+        let (code, retryable): (PinFetchError.Code, Bool) =
+            switch outcome.category {
+            case .network: (.network, true)
+            case .tls: (.tlsVerification, false)
+            case .authentication: (.authentication, false)
+            case .protocolViolation: (.protocolViolation, false)
+            case .ok, .aborted, .other: (.generic, false)
+            }
+        let message = "\(self.currentURL): \(outcome.message) (at byte \(self.state.offset))"
+        return .failed(PinFetchError(code, message, underlying: outcome.code), retryable: retryable, retryAfter: nil)
+    }
+
+    private func sleep(seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !self.control.isCancelled, Date() < deadline {
+            usleep(UInt32(min(50_000, max(0, deadline.timeIntervalSinceNow) * 1_000_000)))
+        }
+    }
+}

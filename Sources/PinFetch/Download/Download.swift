@@ -1,0 +1,240 @@
+import Foundation
+
+/// One fetch of one file to one destination, on one thread, in the order it happens
+/// (DESIGN.md): name → lock → already there? → cache → probe → resume decision → attempts
+/// (``AnswerDecision`` for each answer, ``RetryPolicy`` between them) → verify → commit.
+///
+/// The decisions are pure values elsewhere; this type executes them. Its extensions, one file
+/// per step: `Probe.swift`, `Attempts.swift`, `AnswerReader.swift`, `Redirects.swift`,
+/// `PartialLifecycle.swift`, `Commit.swift`.
+///
+/// Invariants: `state.offset` bytes of `<dest>.part` are covered by `digest` whenever no body
+/// is streaming; a checkpoint on disk never describes more bytes than were `fsync`ed; nothing
+/// reaches `destination` unverified.
+final class Download {
+    /// The URL the result names: the first mirror.
+    let url: String
+    /// Mirrors of one file, in order of preference (DESIGN.md, "Mirrors"), validated.
+    let mirrors: [HTTPURL]
+    /// The mirror requests go to now.
+    var mirrorIndex = 0
+    var currentURL: String { self.mirrors[self.mirrorIndex].text }
+    /// The file to create; with a naming directory, replaced by the `Content-Disposition` name.
+    var destination: String
+    /// Name the file by `Content-Disposition` inside this directory (`--content-disposition`).
+    let namingDirectory: String?
+    let pin: Pin?
+    let options: FetchOptions
+    let control: TransferControl
+    let easy: EasyHandle
+    /// PEM trust anchors for HTTPS: the system bundle plus `--cacert`, or `nil` for libcurl's default.
+    let caBundle: [UInt8]?
+    let started = Date()
+    var sidecars: Sidecars { Sidecars(destination: self.destination) }
+
+    /// What the partial holds.
+    var state: PartialState
+    var digest: RunningDigest
+    var partial: PartialFile?
+    /// Offset of the last checkpoint written (its bytes are durable).
+    var durableOffset: Int64 = 0
+    /// After a restart for an answer that contradicted the known length: the representation the
+    /// next answer, without `Range`, must not contradict again (``AnswerContext``).
+    var expectedAgain: (validator: Validator, totalLength: Int64)?
+    var lastProgressTime = Date.distantPast
+
+    var downloadedBytes: Int64 = 0
+    var rehashedBytes: Int64 = 0
+    var restarts = 0
+    var attempts = 0
+    /// The mirror probed and what it said; the final head of that HEAD, whatever its status.
+    var probeResult: (mirror: Int, probe: Probe?, head: ResponseHead?)?
+    var fromCache = false
+    /// `true` when the destination already held the pinned file.
+    var alreadyComplete = false
+
+    /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
+    var maximumRestarts: Int { self.options.retries + 2 }
+
+    /// - Throws: ``PinFetchError/Code/usage`` for a URL that is not an absolute `http`/`https` one.
+    init(
+        _ job: FetchJob,
+        options: FetchOptions,
+        control: TransferControl,
+        easy: EasyHandle,
+        caBundle: [UInt8]?
+    ) throws(PinFetchError) {
+        guard !job.mirrors.isEmpty else { throw PinFetchError(.usage, "no URL given") }
+        var mirrors: [HTTPURL] = []
+        for text in job.mirrors { mirrors.append(try HTTPURL(text)) }
+        self.mirrors = mirrors
+        self.url = mirrors[0].text
+        self.namingDirectory = job.namingDirectory
+        self.destination = job.destination
+        self.pin = job.pin
+        self.options = options
+        self.control = control
+        self.state = PartialState(algorithm: job.pin?.algorithm ?? .sha256)
+        self.digest = RunningDigest(algorithm: self.state.algorithm)
+        self.easy = easy
+        self.caBundle = caBundle
+    }
+
+    /// Runs the fetch to its end; never throws: a failure is in the result.
+    func execute() -> FetchResult {
+        var result = FetchResult.failed(
+            url: self.url,
+            path: self.destination,
+            algorithm: self.state.algorithm,
+            error: nil
+        )
+        do throws(PinFetchError) {
+            let digest = try self.fetch()
+            result.digest = Pin.hex(digest)
+            result.status =
+                self.alreadyComplete ? .alreadyComplete : self.state.resumedFrom > 0 ? .resumed : .downloaded
+        } catch {
+            result.error = error
+        }
+        result.bytes = self.state.offset
+        result.algorithm = self.state.algorithm
+        result.path = self.destination
+        result.fromCache = self.fromCache
+        result.resumedFrom = result.error == nil ? self.state.resumedFrom : 0
+        result.downloadedBytes = self.downloadedBytes
+        result.rehashedBytes = self.rehashedBytes
+        result.restarts = self.restarts
+        result.attempts = self.attempts
+        result.elapsedSeconds = Date().timeIntervalSince(self.started)
+        return result
+    }
+
+    private func fetch() throws(PinFetchError) -> [UInt8] {
+        if self.namingDirectory != nil { try self.nameByContentDisposition() }
+        try FileSystem.createDirectories(FileSystem.directory(of: self.destination))
+        let sidecars = self.sidecars
+        let lock = try DestinationLock(path: sidecars.lock, timeout: self.options.lockTimeout) { [control] in
+            control.isCancelled
+        }
+        defer { lock.release() }
+        // A run killed while writing a checkpoint or placing a cache entry leaves a temporary;
+        // holding the lock, no one else is writing them.
+        try FileSystem.remove(sidecars.checkpointTemporary)
+        try FileSystem.remove(sidecars.cachePlacement)
+        if let digest = try self.verifyExistingDestination() { return digest }
+        if let digest = try self.useCacheEntry() { return digest }
+        try self.takeOverPartial()
+
+        var startedOverAfterMismatch = false
+        while true {
+            let digest = self.digest.finalize()
+            guard let mismatch = self.mismatch(of: digest) else {
+                try self.commit()
+                self.options.cacheDirectory.map { DigestCache(directory: $0) }?
+                    .store(self.destination, algorithm: self.state.algorithm, digest: digest)
+                return digest
+            }
+            // A spliced partial that mismatches may hold bytes of two representations: one
+            // clean download from byte 0 decides (DESIGN.md, "Finalize").
+            if self.state.spliced, !startedOverAfterMismatch {
+                startedOverAfterMismatch = true
+                self.report(.restarted(path: self.destination, reason: "checksum mismatch after a resume"))
+                try self.startOver()
+                if self.mirrors.count > 1 { self.mirrorIndex = (self.mirrorIndex + 1) % self.mirrors.count }
+                try self.download()
+                continue
+            }
+            try self.discardPartial()
+            throw PinFetchError(.digestMismatch, mismatch)
+        }
+    }
+
+    /// Decides about a partial left by an earlier run (DESIGN.md, "The resume decision") and
+    /// downloads what is missing.
+    private func takeOverPartial() throws(PinFetchError) {
+        let sidecars = self.sidecars
+        var checkpoint = FileSystem.readSmallFile(sidecars.checkpoint, limit: Checkpoint.maximumSize)
+            .flatMap { Checkpoint(decoding: $0) }
+        if let source = checkpoint?.url, let index = self.mirrors.firstIndex(where: { $0.text == source }) {
+            self.mirrorIndex = index  // continue where the partial came from
+        }
+        // HEAD only helps decide about a partial with a checkpoint: without one, the partial is
+        // discarded whatever HEAD says, and the GET says all there is to know.
+        let probe = checkpoint != nil && FileSystem.exists(sidecars.partial) ? self.probe() : nil
+        if self.pin == nil, let algorithm = checkpoint?.algorithm, algorithm != self.state.algorithm {
+            self.state.algorithm = algorithm  // hash on with what the partial was hashed with
+            self.digest = RunningDigest(algorithm: algorithm)
+        }
+        var restored: RunningDigest?
+        if let record = checkpoint, record.algorithm == self.state.algorithm,
+            record.hashStateSize == RunningDigest.stateSize(of: record.algorithm),
+            record.libraryVersion == RunningDigest.libraryVersion
+        {
+            restored = RunningDigest(algorithm: record.algorithm, restoring: record.hashState, offset: record.offset)
+            if restored == nil { checkpoint = nil }  // inconsistent: never trusted
+        }
+        // A partial replaced or edited since its checkpoint no longer holds the bytes the hash
+        // state covers: hash what it holds now (the pin then decides), instead of trusting it.
+        if let recorded = checkpoint?.partialIdentity,
+            let current = try? PartialFile(path: sidecars.partial, readOnly: true).identity(),
+            !recorded.mayDescribe(current)
+        {
+            restored = nil
+        }
+        let decision = ResumeDecision.decide(
+            checkpoint: checkpoint,
+            partialSize: FileSystem.size(of: sidecars.partial),
+            url: self.currentURL,
+            algorithm: self.state.algorithm,
+            probe: probe
+        )
+        switch decision {
+        case .startOver:
+            try self.discardPartial()
+            try self.download()
+        case .resume:
+            try self.restore(checkpoint!, digest: restored)
+            try self.download()
+        case .finalize:
+            try self.restore(checkpoint!, digest: restored)
+        }
+    }
+
+    /// Why `digest` is not acceptable, or `nil`: it must equal the pin, and the server's own
+    /// `Repr-Digest` / `Content-Digest` for the algorithm when it sent one (RFC 9530).
+    private func mismatch(of digest: [UInt8]) -> String? {
+        let algorithm = self.state.algorithm.rawValue
+        let got = "\(algorithm):\(Pin.hex(digest))"
+        if let pin = self.pin, pin.digest != digest {
+            return "checksum mismatch for \(self.destination): expected \(pin), got \(got)"
+        }
+        if let served = self.state.serverDigest, served.digest != digest {
+            return "checksum mismatch for \(self.destination): the server's \(served.field) says "
+                + "\(algorithm):\(Pin.hex(served.digest)), got \(got)"
+        }
+        return nil
+    }
+
+    /// Hands `event` to the caller's hook (``FetchOptions/events``), if any.
+    func report(_ event: FetchEvent) {
+        self.options.events?(event)
+    }
+
+    /// Reports progress and answers whether to go on.
+    func progress() -> Bool {
+        guard !self.control.isCancelled else { return false }
+        guard self.options.progress != nil || self.options.events != nil else { return true }
+        let now = Date()
+        guard now.timeIntervalSince(self.lastProgressTime) >= 0.2 else { return true }
+        self.lastProgressTime = now
+        let progress = FetchProgress(
+            path: self.destination,
+            completedBytes: self.state.offset,
+            totalBytes: self.state.totalLength,
+            receivedBytes: self.downloadedBytes
+        )
+        self.options.progress?(progress)
+        self.report(.progress(progress))
+        return true
+    }
+}

@@ -1,0 +1,192 @@
+extension Download {
+    /// Takes over a partial at `checkpoint.offset`: the checkpoint's hash state when it could
+    /// be restored, else the partial's first `offset` bytes hashed again from disk.
+    func restore(_ checkpoint: Checkpoint, digest restored: RunningDigest?) throws(PinFetchError) {
+        let partial = try PartialFile(path: self.sidecars.partial)
+        try partial.truncate(to: checkpoint.offset)  // bytes past it were never covered durably
+        self.partial = partial
+        if let restored {
+            self.digest = restored
+        } else {
+            self.digest = RunningDigest(algorithm: self.state.algorithm)
+            try self.rehash(partial, upTo: checkpoint.offset, into: self.digest)
+        }
+        self.state.offset = checkpoint.offset
+        self.state.validator = checkpoint.validator
+        self.state.source = checkpoint.url
+        self.state.totalLength = checkpoint.totalLength
+        self.state.resumable = true
+        self.state.spliced = true
+        self.state.resumedFrom = checkpoint.offset
+        self.durableOffset = checkpoint.offset
+    }
+
+    /// Feeds the first `end` bytes of `file` to `digest`, counting them in `rehashedBytes`.
+    func rehash(_ file: PartialFile, upTo end: Int64, into digest: RunningDigest) throws(PinFetchError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var position: Int64 = 0
+        while position < end {
+            let slice = UnsafeMutableRawBufferPointer(
+                rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))]
+            )
+            let count = try file.read(into: slice, at: position)
+            guard count > 0 else { throw PinFetchError(.fileIO, "\(file.path) ended at byte \(position)") }
+            digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
+            position += Int64(count)
+        }
+        self.rehashedBytes += end
+    }
+
+    /// For ``AnswerDecision/replace(end:totalLength:)``: the body is the representation from byte 0.
+    func beginRepresentation(_ head: ResponseHead, totalLength: Int64?) throws(PinFetchError) {
+        if self.state.offset > 0 {
+            try self.startOver()  // the server sent the representation from the start again
+        } else if self.partial == nil {
+            try self.resetPartial()
+        }
+        self.state.validator = head.validator
+        self.state.source = self.currentURL
+        self.state.totalLength = totalLength
+        self.state.serverDigest = nil
+        if self.pin == nil {
+            // Nothing hashed yet: hash with what the server can check (SHA-256 unless it offers only SHA-512).
+            let offered = head.representationDigests.merging(head.contentDigests) { first, _ in first }
+            let algorithm: HashAlgorithm = offered[.sha256] == nil && offered[.sha512] != nil ? .sha512 : .sha256
+            if algorithm != self.state.algorithm {
+                self.state.algorithm = algorithm
+                self.digest = RunningDigest(algorithm: algorithm)
+            }
+        }
+        self.state.noteServerDigest(from: head, wholeContent: head.status == 200 && !head.hasContentCoding)
+        self.state.resumable = !head.hasContentCoding && head.validator.ifRangeValue != nil
+    }
+
+    /// For ``AnswerDecision/append(skip:end:totalLength:)``: the body continues the partial.
+    func continueRepresentation(_ head: ResponseHead, totalLength: Int64?) throws(PinFetchError) {
+        if self.partial == nil { self.partial = try PartialFile(path: self.sidecars.partial) }
+        if let totalLength { self.state.totalLength = totalLength }
+        self.state.noteServerDigest(from: head, wholeContent: false)
+        if self.state.crossMirror {
+            // From now on the partial continues this mirror's representation; the pin decides.
+            self.state.crossMirror = false
+            self.state.validator = head.validator
+            self.state.source = self.currentURL
+            self.state.resumable = head.validator.ifRangeValue != nil && !head.hasContentCoding
+        }
+        self.state.spliced = true
+    }
+
+    /// Starts streaming a body at the offset: hashing moves to a ``HashingPipeline`` until
+    /// ``HashingPipeline/finish()``, with a ``CheckpointWriter`` on a snapshot of the state when
+    /// the partial can be resumed.
+    func startBody() -> (HashingPipeline, CheckpointWriter?) {
+        let writer =
+            self.state.resumable
+            ? self.partial.flatMap { partial in
+                CheckpointWriter(
+                    path: self.sidecars.checkpoint,
+                    partial: partial,
+                    state: self.state,
+                    url: self.state.source ?? self.currentURL,
+                    durableOffset: self.durableOffset
+                )
+            } : nil
+        var checkpoint: HashingPipeline.Checkpoint?
+        if let writer {
+            checkpoint = { offset, state throws(PinFetchError) in try writer.write(offset: offset, state: state) }
+        }
+        let pipeline = HashingPipeline(
+            digest: self.digest,
+            offset: self.state.offset,
+            checkpointInterval: self.options.checkpointInterval,
+            checkpointPeriod: self.options.checkpointPeriod,
+            checkpoint: checkpoint
+        )
+        return (pipeline, writer)
+    }
+
+    /// Writes body bytes at the offset and hands them to `pipeline` for hashing.
+    func append(_ bytes: UnsafeRawBufferPointer, to pipeline: HashingPipeline) throws(PinFetchError) {
+        guard let partial = self.partial else { throw PinFetchError(.generic, "internal: body before head") }
+        if let failure = pipeline.error { throw failure }
+        try partial.write(bytes, at: self.state.offset)
+        pipeline.submit(bytes)
+        self.state.offset += Int64(bytes.count)
+        self.downloadedBytes += Int64(bytes.count)
+    }
+
+    /// Takes a checkpoint at the offset from the download's thread (no body streaming).
+    func saveCheckpoint() throws(PinFetchError) {
+        guard self.state.resumable, self.state.offset > 0, let partial = self.partial,
+            let writer = CheckpointWriter(
+                path: self.sidecars.checkpoint,
+                partial: partial,
+                state: self.state,
+                url: self.state.source ?? self.currentURL,
+                durableOffset: self.durableOffset
+            )
+        else { return }
+        try writer.write(offset: self.state.offset, state: self.digest.serializedState())
+        self.durableOffset = self.state.offset
+    }
+
+    /// Empties the partial (keeping the file open) and forgets its representation.
+    func resetPartial() throws(PinFetchError) {
+        try FileSystem.remove(self.sidecars.checkpoint)  // first: a checkpoint never outlives its bytes
+        if self.partial == nil { self.partial = try PartialFile(path: self.sidecars.partial) }
+        try self.partial!.truncate(to: 0)
+        self.digest.reset()
+        self.state = self.state.emptied
+        self.durableOffset = 0
+    }
+
+    /// Starts the download over from byte 0 (counted in `restarts`).
+    func startOver() throws(PinFetchError) {
+        self.restarts += 1
+        try self.resetPartial()
+    }
+
+    /// Removes `.part` and its checkpoint.
+    func discardPartial() throws(PinFetchError) {
+        try FileSystem.remove(self.sidecars.checkpoint)
+        try FileSystem.remove(self.sidecars.partial)
+        self.partial = nil
+        self.digest.reset()
+        self.state.offset = 0
+        self.state.spliced = false
+        self.state.resumedFrom = 0
+    }
+
+    /// After a final failure: keep a resumable partial behind a durable checkpoint (cut back to
+    /// the last durable one when the disk failed), and remove one that no later run could trust.
+    func keepForLaterRun(after error: PinFetchError) throws(PinFetchError) {
+        guard self.state.resumable, self.state.offset > 0 else {
+            if self.partial != nil || self.state.offset > 0 { try self.discardPartial() }
+            return
+        }
+        guard error.code == .fileIO else { return try self.saveCheckpoint() }
+        guard self.durableOffset > 0, let partial = self.partial else {
+            try? self.discardPartial()
+            return
+        }
+        let path = self.sidecars.checkpoint
+        try? partial.truncate(to: self.durableOffset)
+        // The cut is ours: let the checkpoint describe the partial as it is now, or the next run
+        // would take it for edited and hash it again.
+        if var checkpoint = FileSystem.readSmallFile(path, limit: Checkpoint.maximumSize)
+            .flatMap({ Checkpoint(decoding: $0) }),
+            checkpoint.offset == self.durableOffset,
+            let identity = try? partial.identity()
+        {
+            checkpoint.partialIdentity = identity
+            try? FileSystem.replaceAtomically(path, with: checkpoint.encoded())
+        }
+    }
+
+    func stopForCancellation() throws(PinFetchError) -> Never {
+        let error = PinFetchError(.cancelled, "\(self.currentURL): cancelled at byte \(self.state.offset)")
+        try self.keepForLaterRun(after: error)
+        throw error
+    }
+}

@@ -1,0 +1,54 @@
+/// What the partial `<dest>.part` holds: which representation its bytes belong to and how many
+/// of them the running digest covers.
+///
+/// One value: the download mutates it on its own thread, and the checkpoint writer of a body
+/// gets a snapshot of it (``CheckpointWriter``), so no other thread reads the download.
+struct PartialState: Sendable {
+    /// The algorithm of the running digest (the pin's; without a pin, SHA-256 unless the server
+    /// offers only SHA-512).
+    var algorithm: HashAlgorithm
+    /// Bytes of `.part` covered by the running digest, from byte 0 of the representation.
+    var offset: Int64 = 0
+    /// The validator of the representation the partial holds.
+    var validator: Validator?
+    /// The mirror whose validator ``validator`` is (it goes into the checkpoint).
+    var source: String?
+    /// The representation's length in bytes, when known.
+    var totalLength: Int64?
+    /// `true` when the partial can be resumed: a strong validator and no content coding.
+    var resumable = false
+    /// `true` when the partial's bytes came from more than one answer.
+    var spliced = false
+    /// The partial came from another mirror: ask for the rest with `Range` and no `If-Range`; only
+    /// done with a pin, which decides at the end (DESIGN.md, "Mirrors").
+    var crossMirror = false
+    /// Bytes of an earlier run's partial that this run kept.
+    var resumedFrom: Int64 = 0
+    /// The server's digest of the representation for ``algorithm`` and the field it came in.
+    var serverDigest: ServerDigest?
+
+    /// A digest the server sent for the representation (RFC 9530).
+    struct ServerDigest: Sendable {
+        /// `Repr-Digest` or `Content-Digest`.
+        var field: String
+        var digest: [UInt8]
+    }
+
+    init(algorithm: HashAlgorithm) {
+        self.algorithm = algorithm
+    }
+
+    /// The same algorithm, nothing held: after the partial was emptied.
+    var emptied: PartialState { PartialState(algorithm: self.algorithm) }
+
+    /// Keeps the server's digest for ``algorithm``: `Repr-Digest` describes the whole
+    /// representation in any answer; `Content-Digest` only when the content is the whole
+    /// representation (a `200` without a content coding).
+    mutating func noteServerDigest(from head: ResponseHead, wholeContent: Bool) {
+        if let digest = head.representationDigests[self.algorithm] {
+            self.serverDigest = ServerDigest(field: "Repr-Digest", digest: digest)
+        } else if wholeContent, let digest = head.contentDigests[self.algorithm] {
+            self.serverDigest = ServerDigest(field: "Content-Digest", digest: digest)
+        }
+    }
+}

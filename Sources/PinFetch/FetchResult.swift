@@ -1,0 +1,59 @@
+/// The outcome of one fetch: what `--json` prints (DESIGN.md, "`--json` result").
+public struct FetchResult: Sendable {
+    /// How the file came to be at the destination.
+    public enum Status: String, Sendable {
+        case downloaded, resumed
+        case alreadyComplete = "already-complete"
+        case failed
+    }
+
+    /// The URL as given.
+    public var url: String
+    /// The destination path as given.
+    public var path: String
+    public var status: Status
+    /// Final size in bytes (the bytes on disk when failed).
+    public var bytes: Int64
+    /// The algorithm of ``digest``.
+    public var algorithm: HashAlgorithm
+    /// Lower-case hex of the final file's digest, or `nil` when the fetch failed before it.
+    public var digest: String?
+    /// Bytes of an earlier partial kept in the final file (0 when the run started over).
+    public var resumedFrom: Int64
+    /// Body bytes received in this run.
+    public var downloadedBytes: Int64
+    /// Bytes read back from disk to rebuild a hash state.
+    public var rehashedBytes: Int64
+    /// Times the download started over from byte 0.
+    public var restarts: Int
+    /// GET attempts made.
+    public var attempts: Int
+    /// `true` when the file was taken from the cache, without a request.
+    public var fromCache = false
+    /// Wall time of the fetch in seconds.
+    public var elapsedSeconds: Double
+    /// The failure, when ``status`` is ``Status/failed``.
+    public var error: PinFetchError?
+}
+
+extension FetchResult {
+    /// A result with nothing done yet: `failed` with `error`, all counters 0.
+    static func failed(url: String, path: String, algorithm: HashAlgorithm, error: PinFetchError?) -> FetchResult {
+        FetchResult(
+            url: url,
+            path: path,
+            status: .failed,
+            bytes: 0,
+            algorithm: algorithm,
+            digest: nil,
+            resumedFrom: 0,
+            downloadedBytes: 0,
+            rehashedBytes: 0,
+            restarts: 0,
+            attempts: 0,
+            fromCache: false,
+            elapsedSeconds: 0,
+            error: error
+        )
+    }
+}

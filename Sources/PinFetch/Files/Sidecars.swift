@@ -1,0 +1,18 @@
+/// The paths pinfetch keeps beside a destination while it downloads, in one place (DESIGN.md,
+/// "The rolling hash checkpoint"): the partial, its checkpoint, the lock, and the temporaries
+/// of a checkpoint being written and of a cache entry being placed.
+struct Sidecars: Hashable, Sendable {
+    /// The file the verified bytes end up at.
+    let destination: String
+
+    /// `<dest>.part`: the unverified bytes.
+    var partial: String { self.destination + ".part" }
+    /// `<dest>.part.state`: the checkpoint.
+    var checkpoint: String { self.partial + ".state" }
+    /// `<dest>.part.lock`: one process per destination (`flock`).
+    var lock: String { self.partial + ".lock" }
+    /// `<dest>.part.state.tmp`: a checkpoint being written (``FileSystem/replaceAtomically(_:with:)``).
+    var checkpointTemporary: String { self.checkpoint + ".tmp" }
+    /// `<dest>.part.cache`: a cache entry being placed and hashed before its rename.
+    var cachePlacement: String { self.partial + ".cache" }
+}
