@@ -1,0 +1,252 @@
+import Foundation
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// Issue 8's answer kinds end to end: the in-process server replays each misbehaving server, the
+/// command line runs against it, and the test checks the bytes on disk, the exit status and the
+/// requests the server saw. The decisions themselves are rows of `AnswerDecisionTests`.
+struct AnswerEndToEndTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0"]
+    static let resourceA = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
+    static let split = 400_000
+
+    /// A response with fixture A's ETag, `fields`, and `body`.
+    static func answer(_ status: Int, _ fields: [(String, String)], body: [UInt8]) -> TestResponse {
+        TestResponse(
+            status: status,
+            headers: [(name: "ETag", value: Fixtures.etagA)] + fields.map { (name: $0.0, value: $0.1) },
+            body: body
+        )
+    }
+
+    /// `bytes` as one chunk and the last chunk (RFC 9112 §7.1).
+    static func chunked(_ bytes: [UInt8]) -> [UInt8] {
+        Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + Array("\r\n0\r\n\r\n".utf8)
+    }
+
+    /// Leaves a partial of fixture A's first 400,000 bytes with its checkpoint in `directory`.
+    static func leavePartial(_ server: TestHTTPServer, in directory: String) async {
+        server.enqueueFaults(TestFaults(closeAfterBodyBytes: Self.split))
+        let first = await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()])
+        #expect(first.status == 4)
+        #expect(FileManager.default.fileExists(atPath: "\(directory)/out.bin.part.state"))
+    }
+
+    @Test(arguments: [[("Content-Encoding", "identity")], []] as [[(String, String)]])
+    func `a 200 with the requested slice and its Content-Range is appended as that slice`(
+        extra: [(String, String)]
+    ) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await Self.leavePartial(server, in: directory)
+                server.handler = { request, _ in
+                    guard request.method == "GET", request.header("Range") != nil else { return nil }
+                    let slice = Array(Fixtures.a[Self.split...])
+                    let range = "bytes \(Self.split)-\(Fixtures.a.count - 1)/\(Fixtures.a.count)"
+                    return Self.answer(200, [("Content-Range", range)] + extra, body: slice)
+                }
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 0)
+                #expect(run.string("status") == "resumed")
+                #expect(run.int("resumed_from") == Self.split)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                #expect(run.string("sha256") == Fixtures.sha256A)
+                #expect(listing(directory) == ["out.bin"])
+            }
+        }
+    }
+
+    @Test func `a 200 slice without Content-Range restarts once without Range, then takes the whole file`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await Self.leavePartial(server, in: directory)
+                server.handler = { request, _ in
+                    guard request.method == "GET", request.header("Range") != nil else { return nil }
+                    return Self.answer(200, [], body: Array(Fixtures.a[Self.split...]))
+                }
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 0)
+                #expect(run.int("restarts") == 1)
+                #expect(run.string("status") == "downloaded")
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                let gets = server.getRequests.suffix(2)
+                #expect(gets.map { $0.header("Range") } == ["bytes=\(Self.split)-", nil])
+            }
+        }
+    }
+
+    @Test func `a server that always answers with the slice is exit 7, and nothing is committed`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await Self.leavePartial(server, in: directory)
+                server.handler = { request, _ in
+                    guard request.method == "GET" else { return nil }
+                    return Self.answer(200, [], body: Array(Fixtures.a[Self.split...]))
+                }
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 7)
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/out.bin"))
+                #expect(server.getRequests.suffix(2).map { $0.header("Range") } == ["bytes=\(Self.split)-", nil])
+            }
+        }
+    }
+
+    struct UnaskedRange: Sendable, CustomTestStringConvertible {
+        var label: String
+        var fields: [(String, String)]
+        var chunked = false
+        var pinned = false
+        var status: Int32
+        var testDescription: String { self.label }
+    }
+
+    static let total = Fixtures.a.count
+    static let unaskedRanges: [UnaskedRange] = [
+        UnaskedRange(label: "numeric total", fields: [("Content-Range", "bytes 0-\(total - 1)/\(total)")], status: 0),
+        UnaskedRange(
+            label: "total * with a Content-Length",
+            fields: [("Content-Range", "bytes 0-\(total - 1)/*"), ("Content-Length", "\(total)")],
+            status: 0
+        ),
+        UnaskedRange(
+            label: "total *, chunked, pinned",
+            fields: [("Content-Range", "bytes 0-\(total - 1)/*"), ("Transfer-Encoding", "chunked")],
+            chunked: true,
+            pinned: true,
+            status: 0
+        ),
+        UnaskedRange(
+            label: "total *, chunked, no pin",
+            fields: [("Content-Range", "bytes 0-\(total - 1)/*"), ("Transfer-Encoding", "chunked")],
+            chunked: true,
+            status: 7
+        ),
+    ]
+
+    @Test(arguments: Self.unaskedRanges)
+    func `a 206 to a request without Range is the whole body when its length is known`(
+        row: UnaskedRange
+    )
+        async throws
+    {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.handler = { request, _ in
+                guard request.method == "GET" else { return nil }
+                return Self.answer(206, row.fields, body: row.chunked ? Self.chunked(Fixtures.a) : Fixtures.a)
+            }
+            try await withTemporaryDirectory { directory in
+                let pin = row.pinned ? ["--sha256", Fixtures.sha256A] : []
+                let run = await runCLI(Self.quiet + pin + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == row.status)
+                #expect(contents("\(directory)/out.bin") == (row.status == 0 ? Fixtures.a : nil))
+                #expect(listing(directory) == (row.status == 0 ? ["out.bin"] : []))
+                #expect(server.getRequests.count == 1)
+            }
+        }
+    }
+
+    @Test func `Content-Length beside Transfer-Encoding chunked is ignored`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.handler = { request, _ in
+                guard request.method == "GET" else { return nil }
+                let fields = [("Content-Length", "2000000"), ("Transfer-Encoding", "chunked")]
+                return Self.answer(200, fields, body: Self.chunked(Fixtures.a))
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 0)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                #expect(server.getRequests.count == 1)
+            }
+        }
+    }
+
+    @Test(
+        arguments: [
+            (["\(total)", "\(total)"], 0), (["\(total), \(total)"], 0), (["\(total)", "600000"], 7),
+            (["\(total), 600000"], 7),
+        ] as [([String], Int32)]
+    )
+    func `duplicate Content-Length values: identical is one length, conflicting is exit 7`(
+        lengths: [String],
+        status: Int32
+    ) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.handler = { request, _ in
+                guard request.method == "GET" else { return nil }
+                return Self.answer(200, lengths.map { ("Content-Length", $0) }, body: Fixtures.a)
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == status)
+                #expect(contents("\(directory)/out.bin") == (status == 0 ? Fixtures.a : nil))
+                #expect(listing(directory) == (status == 0 ? ["out.bin"] : []))
+            }
+        }
+    }
+
+    @Test func `--content-disposition takes the name from the GET when HEAD is refused`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.handler = { request, _ in
+                if request.method == "HEAD" { return TestResponse(status: 405) }
+                return Self.answer(
+                    200,
+                    [("Content-Disposition", #"attachment; filename="real.bin""#)],
+                    body: Fixtures.a
+                )
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(
+                    Self.quiet + ["--content-disposition", "-P", directory, server.url("/download?id=7")]
+                )
+                #expect(run.status == 0)
+                #expect(run.string("path") == "\(directory)/real.bin")
+                #expect(listing(directory) == ["real.bin"])
+                #expect(contents("\(directory)/real.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test func `a redirect Location with a raw space keeps its existing escapes`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.handler = { request, _ in
+                guard request.target == "/file" else { return nil }
+                return TestResponse(status: 302, headers: [(name: "Location", value: "/files/a%2Bb c.bin")])
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 0)
+                #expect(server.getRequests.map(\.target) == ["/file", "/files/a%2Bb%20c.bin"])
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test func `a URL typed with a raw space is fetched encoded`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(Self.quiet + ["-P", "\(directory)/new", server.url("/dir/my file.bin")])
+                #expect(run.status == 0)
+                #expect(server.getRequests.map(\.target) == ["/dir/my%20file.bin"])
+                #expect(run.string("url") == server.url("/dir/my%20file.bin"))
+                #expect(listing("\(directory)/new") == ["my file.bin"])
+            }
+        }
+    }
+
+    @Test(arguments: ["/dir/a\u{7}b", "/dir/a\nb", "/dir/a\u{7F}b"])
+    func `a URL with a control character is exit 2 and creates nothing`(path: String) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(Self.quiet + ["-P", "\(directory)/new", server.url(path)])
+                #expect(run.status == 2)
+                #expect(run.standardError.contains("control character"))
+                #expect(listing(directory).isEmpty)
+                #expect(server.requests.isEmpty)
+            }
+        }
+    }
+}
