@@ -249,4 +249,20 @@ struct AnswerEndToEndTests {
             }
         }
     }
+
+    @Test func `a failure names the mirror that failed, not the first`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { first in
+            try await withTestHTTPServer(serving: TestResource(body: [])) { second in
+                first.handler = { _, _ in TestResponse(status: 404) }
+                second.handler = { _, _ in TestResponse(status: 410) }
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", first.url(), second.url()])
+                    #expect(run.status == 8)
+                    let message = (run.json["error"] as? [String: Any])?["message"] as? String
+                    #expect(message == "\(second.url()): HTTP 410")
+                    #expect(run.string("url") == first.url())
+                }
+            }
+        }
+    }
 }
