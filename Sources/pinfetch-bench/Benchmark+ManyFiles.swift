@@ -1,0 +1,93 @@
+import Dispatch
+import Foundation
+@preconcurrency import Glibc
+
+/// Case 4 of the benchmark.
+extension Benchmark {
+    func caseManyFiles() throws(BenchError) {
+        let count = self.options.files
+        let directory = self.out + "/many"
+        var manifest = ""
+        var ariaList = ""
+        var curlConfig = ""
+        for index in 0..<count {
+            let name = self.manyName(index)
+            let url = self.url("/many/" + name)
+            let digest = self.manyDigests[index]
+            manifest += "\(url) sha256:\(digest) \(name)\n"
+            ariaList += "\(url)\n  out=\(name)\n  checksum=sha-256=\(digest)\n"
+            curlConfig += "url = \"\(url)\"\noutput = \"\(directory)/\(name)\"\n"
+        }
+        let manifestPath = self.lists + "/manifest.txt"
+        let ariaPath = self.lists + "/aria2c.txt"
+        let curlPath = self.lists + "/curl.config"
+        try FileTools.writeText(manifest, to: manifestPath)
+        try FileTools.writeText(ariaList, to: ariaPath)
+        try FileTools.writeText(curlConfig, to: curlPath)
+        let bytes = self.smallBytes
+        let verifyDirectory = { (name: String) throws(BenchError) in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            let complete = names.filter { FileTools.size(of: directory + "/" + $0) == bytes }.count
+            guard complete == count else {
+                throw BenchError("\(name) left \(complete) complete files of \(count) in \(directory)")
+            }
+        }
+        let pinfetch = self.pinfetch("case4-pinfetch", ["-j", "8", "-P", directory, "-i", manifestPath])
+        var contenders = [
+            Contender(name: "pinfetch -j 8 -i", command: pinfetch, outputs: [directory]) { _ throws(BenchError) in
+                _ = try self.expectPinfetch(pinfetch, status: "downloaded", files: count)
+                try verifyDirectory("pinfetch")
+            },
+            Contender(
+                name: "aria2c -j 8 -i",
+                command: Command(
+                    self.tools.aria2c,
+                    [
+                        "--no-conf", "-q", "-j", "8", "-i", ariaPath, "-d", directory, "--allow-overwrite=true",
+                        "--auto-file-renaming=false",
+                    ],
+                    standardError: self.errorPath("case4-aria2c")
+                ),
+                outputs: [directory]
+            ) { _ throws(BenchError) in try verifyDirectory("aria2c") },
+            Contender(
+                name: "curl --parallel --parallel-max 8",
+                command: Command(
+                    self.tools.curl,
+                    ["-q", "-s", "--parallel", "--parallel-max", "8", "-K", curlPath],
+                    standardError: self.errorPath("case4-curl")
+                ),
+                outputs: [directory]
+            ) { _ throws(BenchError) in try verifyDirectory("curl") },
+        ]
+        // curl does not make the directory; all three get it made beforehand.
+        for index in contenders.indices { contenders[index].directories = [directory] }
+        let results = try self.rounds("case 4", contenders)
+        let rate = { (runs: [Measurement]) in Samples(runs.map { Double(count) / $0.wallSeconds }) }
+        let pinfetchRate = rate(results["pinfetch -j 8 -i"] ?? [])
+        print("## 4. \(count) files of \(self.options.fileKiB) KiB, 8 at a time\n")
+        var table = MarkdownTable([
+            "command", "wall s (median)", "min", "max", "files/s", "CPU s", "peak RSS MiB", "pinfetch files/s ÷ this",
+        ])
+        for contender in contenders {
+            let runs = results[contender.name] ?? []
+            table.add(
+                [contender.name] + Format.seconds(Samples(runs.map(\.wallSeconds))) + [
+                    Format.fixed(rate(runs).median, 0),
+                    Format.fixed(Samples(runs.map(\.cpuSeconds)).median),
+                    Format.fixed(Samples(runs.map(\.maxRSSMiB)).median, 1),
+                    Format.ratio(pinfetchRate.ratios(to: rate(runs)).median),
+                ]
+            )
+        }
+        print(table.rendered() + "\n")
+        let ratio = pinfetchRate.ratios(to: rate(results["aria2c -j 8 -i"] ?? [])).median
+        self.targets.append(
+            TargetResult(
+                name: "4 pinfetch files/s ÷ aria2c files/s",
+                detail: "\(Format.ratio(ratio)) (target ≥ 1.00x)",
+                passed: ratio >= 1.0
+            )
+        )
+    }
+}
