@@ -107,6 +107,24 @@ struct AnswerDecisionTests {
             expected: .replace(end: 1000, totalLength: 1000)
         ),
         Case(
+            label: "200 with a Content-Range that does not parse: ignored, as RFC 9110 says",
+            head: head(200, [etagField, ("Content-Length", "1000"), ("Content-Range", "bytes junk")]),
+            context: fresh,
+            expected: .replace(end: 1000, totalLength: 1000)
+        ),
+        Case(
+            label: "200 with the requested range but a Content-Length that does not fit it: restart",
+            head: head(200, [etagField, ("Content-Length", "10"), ("Content-Range", "bytes 400-999/1000")]),
+            context: ranged,
+            expected: .restart("200 with Content-Range 400-999/1000: not the whole representation")
+        ),
+        Case(
+            label: "200 with the requested range for a changed representation: restart",
+            head: head(200, [("ETag", #""v2""#), ("Content-Range", "bytes 400-999/1000")]),
+            context: ranged,
+            expected: .restart("200 with Content-Range 400-999/1000: not the whole representation")
+        ),
+        Case(
             label: "200 gzip-coded: taken whole, length unknown",
             head: head(200, [etagField, ("Content-Length", "300"), ("Content-Encoding", "gzip")]),
             context: ranged,
