@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// Damaged, foreign and outgrown checkpoints: never trusted, and the pin still decides.
+extension FetchTests {
+    @Test(arguments: DamagedCheckpoint.allCases)
+    func `a damaged checkpoint never crashes and never yields wrong bytes`(damage: DamagedCheckpoint) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let state = "\(directory)/out.bin.part.state"
+                let original = try #require(contents(state))
+                try Data(damage.apply(to: original)).write(to: URL(filePath: state))
+                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
+                #expect(run.status == 0)
+                #expect(server.requests.allSatisfy { $0.method == "GET" })  // nothing to decide: no HEAD
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                #expect(listing(directory) == ["out.bin"])
+            }
+        }
+    }
+
+    @Test func `bytes past the checkpoint are cut before resuming`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let handle = try #require(FileHandle(forWritingAtPath: "\(directory)/out.bin.part"))
+                handle.seekToEndOfFile()
+                handle.write(Data(repeating: 0xEE, count: 5000))  // written but never checkpointed
+                try handle.close()
+                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
+                #expect(run.status == 0)
+                #expect(server.getRequests.last?.header("Range") == "bytes=400000-")
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func `a partial edited since its checkpoint is hashed again, never trusted`(pinned: Bool) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                usleep(20_000)  // a later modification time than the checkpoint's, at any clock granularity
+                let handle = try #require(FileHandle(forUpdatingAtPath: "\(directory)/out.bin.part"))
+                try handle.seek(toOffset: 100)
+                handle.write(Data("XXXX".utf8))  // in place: same size
+                try handle.close()
+                let run = await self.fetch(server, into: directory, pinned ? ["--sha256", Fixtures.sha256A] : [])
+                #expect(run.status == 0)
+                #expect(run.int("rehashed_bytes") == 400_000)
+                let file = try #require(contents("\(directory)/out.bin"))
+                #expect(run.string("sha256") == Fixtures.sha256(file))  // the digest is of the bytes on disk
+                if pinned {
+                    #expect(file == Fixtures.a)  // the mismatch started it over from byte 0
+                    #expect(run.int("restarts") == 1)
+                }
+            }
+        }
+    }
+
+    @Test func `a checkpoint from another OpenSSL build is rehashed from disk once`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let state = "\(directory)/out.bin.part.state"
+                let saved = try #require(contents(state))
+                var checkpoint = try #require(Checkpoint(decoding: saved))
+                checkpoint.libraryVersion &+= 1
+                try Data(checkpoint.encoded()).write(to: URL(filePath: state))
+                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
+                #expect(run.status == 0)
+                #expect(run.int("resumed_from") == 400_000)
+                #expect(run.int("rehashed_bytes") == 400_000)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test func `a resumed download that mismatches is retried once from byte 0`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                // A broken server: new bytes under the old ETag.
+                server.resource = TestResource(body: Fixtures.b, etag: Fixtures.etagA)
+                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256B])
+                #expect(run.status == 0)
+                #expect(contents("\(directory)/out.bin") == Fixtures.b)
+                #expect(run.int("restarts") == 1)
+                #expect(server.getRequests.suffix(2).map { $0.header("Range") } == ["bytes=400000-", nil])
+            }
+        }
+    }
+}

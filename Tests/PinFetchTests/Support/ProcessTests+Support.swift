@@ -1,0 +1,157 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+/// What the process tests share: running pinfetch and nginx, waiting, and test files.
+extension ProcessTests {
+    // MARK: - Running pinfetch
+
+    /// Starts pinfetch with ``EndToEndTests/quiet`` (`--json`, `--no-cache`, …) and `arguments`.
+    func startPinfetch(_ arguments: [String], logs: String) throws -> ChildProcess {
+        try ChildProcess(try EndToEndTests.pinfetchExecutable(), EndToEndTests.quiet + arguments, logs: logs)
+    }
+
+    /// Runs pinfetch with ``EndToEndTests/quiet`` and `arguments` to its end.
+    func pinfetch(_ arguments: [String], logs: String) async throws -> CLIRun {
+        let child = try self.startPinfetch(arguments, logs: logs)
+        try await child.wait(timeout: .seconds(60))
+        return child.result
+    }
+
+    /// Polls `condition` every 10 ms while `child` runs; throws when `child` ends first or 30 s pass.
+    static func waitUntil(_ what: String, _ child: ChildProcess, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            guard child.isRunning, ContinuousClock.now < deadline else {
+                throw ChildProcessError("gave up waiting for \(what):\n\(child.transcript)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Starts nginx with HTTPS on a certificate of a CA made for this test, serving fixture A as
+    /// `file`; `body` gets nginx, the CA and a work directory.
+    static func withHTTPSNginx(
+        _ body: (Nginx, TestCertificateAuthority, String) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { work in
+            let authority = try await TestCertificateAuthority.make(in: EndToEndTests.makeDirectory(work + "/pki"))
+            try await withNginx(tls: authority.server) { nginx in
+                try nginx.serve(Fixtures.a, as: "file")
+                try await body(nginx, authority, work)
+            }
+        }
+    }
+
+    /// The requests `server` saw, one line each, for failure messages.
+    static func describe(_ server: TestHTTPServer) -> String {
+        server.requests.map { request in
+            "\(request.method) \(request.target) range=\(request.header("Range") ?? "-")"
+                + " if-range=\(request.header("If-Range") ?? "-")"
+        }
+        .joined(separator: "; ")
+    }
+
+    // MARK: - Files
+
+    /// `count` bytes from ``SeededGenerator``, eight at a time (fast enough in a debug build).
+    static func pseudoRandomContent(_ count: Int, seed: UInt64) -> [UInt8] {
+        var generator = SeededGenerator(state: seed)
+        let words = (0..<(count + 7) / 8).map { _ in generator.next() }
+        return words.withUnsafeBytes { Array($0.prefix(count)) }
+    }
+
+    /// Whether `bytes` equals `content`.
+    static func equal(_ bytes: Data, _ content: [UInt8]) -> Bool {
+        bytes.count == content.count && Self.isPrefix(bytes, of: content)
+    }
+
+    /// Whether `bytes` are the first `bytes.count` bytes of `content` (`memcmp`: a debug build
+    /// compares 16 MiB arrays element by element far too slowly).
+    static func isPrefix(_ bytes: Data, of content: [UInt8]) -> Bool {
+        guard bytes.count <= content.count else { return false }
+        guard !bytes.isEmpty else { return true }
+        return bytes.withUnsafeBytes { bytes in
+            content.withUnsafeBytes { content in memcmp(bytes.baseAddress!, content.baseAddress!, bytes.count) == 0 }
+        }
+    }
+
+    /// What lies beside a destination: the file itself, `.part`, and the checkpoint's offset.
+    struct Snapshot: CustomStringConvertible {
+        var destination: Data?
+        var partial: Data?
+        /// The checkpoint's `"offset"` (its second line is the JSON record), `nil` without one.
+        var checkpointOffset: Int?
+        /// The checkpoint exists but its offset could not be read.
+        var checkpointUnreadable = false
+        /// The names in the directory.
+        var names: [String]
+
+        init(_ destination: String) {
+            self.destination = FileManager.default.contents(atPath: destination)
+            self.partial = FileManager.default.contents(atPath: destination + ".part")
+            let record = FileManager.default.contents(atPath: destination + ".part.state")
+            if let record {
+                self.checkpointOffset = ProcessTests.offset(ofCheckpoint: record)
+                self.checkpointUnreadable = self.checkpointOffset == nil
+            }
+            let directory = URL(filePath: destination).deletingLastPathComponent().path
+            self.names = listing(directory)
+        }
+
+        var description: String {
+            let destination = self.destination.map { "\($0.count) bytes" } ?? "absent"
+            let partial = self.partial.map { "\($0.count) bytes" } ?? "absent"
+            let checkpoint = self.checkpointUnreadable ? "unreadable" : self.checkpointOffset.map { "\($0)" } ?? "none"
+            return "destination \(destination), .part \(partial), checkpoint \(checkpoint), files \(self.names)"
+        }
+    }
+
+    /// The `"offset"` of a checkpoint record: its second line is JSON.
+    static func offset(ofCheckpoint record: Data) -> Int? {
+        let lines = record.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard lines.count >= 2,
+            let json = try? JSONSerialization.jsonObject(with: Data(lines[1])) as? [String: Any]
+        else { return nil }
+        return (json["offset"] as? NSNumber)?.intValue
+    }
+
+    /// What is wrong beside `destination` now, or `nil`: a checkpoint that is unreadable or covers
+    /// more than `.part` holds and, given `content`, a destination that is not `content` or a `.part`
+    /// that is not a prefix of it. A checkpoint without `.part` is fine only beside the destination
+    /// (the commit renames `.part` before it removes the checkpoint). Reads the checkpoint before
+    /// and after `.part`, so a run replacing it in between is not taken for a violation.
+    static func checkpointViolation(_ destination: String, content: [UInt8]?) -> String? {
+        let checkpointPath = destination + ".part.state"
+        let record = FileManager.default.contents(atPath: checkpointPath)
+        let partialSize = Self.fileSize(destination + ".part")
+        let again = FileManager.default.contents(atPath: checkpointPath)
+        let hasDestination = Self.fileSize(destination) != nil
+        if let content {
+            if hasDestination, let complete = FileManager.default.contents(atPath: destination),
+                !Self.equal(complete, content)
+            {
+                return "the destination holds \(complete.count) wrong bytes"
+            }
+            if let partial = FileManager.default.contents(atPath: destination + ".part"),
+                !Self.isPrefix(partial, of: content)
+            {
+                return ".part (\(partial.count) bytes) is not a prefix of the file"
+            }
+        }
+        guard let record, record == again else { return nil }
+        guard let offset = Self.offset(ofCheckpoint: record) else {
+            return "unreadable checkpoint: \(String(decoding: record, as: UTF8.self))"
+        }
+        guard let partialSize else {
+            return hasDestination ? nil : "a checkpoint at \(offset) without .part or destination"
+        }
+        return offset <= partialSize ? nil : "the checkpoint covers \(offset) bytes, .part holds \(partialSize)"
+    }
+
+    /// The size in bytes of the file at `path`, `nil` when there is none.
+    static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
+}
