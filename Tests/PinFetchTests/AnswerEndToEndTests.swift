@@ -265,4 +265,62 @@ struct AnswerEndToEndTests {
             }
         }
     }
+
+    @Test func `a body sent after the HEAD answer does not break the resume`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await Self.leavePartial(server, in: directory)
+                let keepAlive = (name: "Connection", value: "keep-alive")
+                server.handler = { request, _ in
+                    let etag = (name: "ETag", value: Fixtures.etagA)
+                    if request.method == "HEAD" {
+                        let length = (name: "Content-Length", value: "\(Fixtures.a.count)")
+                        return TestResponse(
+                            status: 200,
+                            headers: [etag, length, keepAlive],
+                            body: Fixtures.a,
+                            bodyOnHead: true
+                        )
+                    }
+                    guard request.header("Range") == "bytes=\(Self.split)-" else { return nil }
+                    let range = (name: "Content-Range", value: "bytes \(Self.split)-\(Self.total - 1)/\(Self.total)")
+                    return TestResponse(
+                        status: 206,
+                        headers: [etag, range, keepAlive],
+                        body: Array(Fixtures.a[Self.split...])
+                    )
+                }
+                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 0)
+                #expect(run.int("resumed_from") == Self.split)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                #expect(server.requests.suffix(2).map(\.method) == ["HEAD", "GET"])
+            }
+        }
+    }
+
+    @Test func `stray bytes on a kept-alive connection cost one more request, not the file`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            // The first file's answer says 1,048,576 bytes and sends 2 MiB on a kept-alive
+            // connection: the second file's GET, reusing it, reads the excess as its status line.
+            server.handler = { request, _ in
+                let fields = [
+                    (name: "ETag", value: Fixtures.etagA), (name: "Content-Length", value: "\(Self.total)"),
+                    (name: "Connection", value: "keep-alive"),
+                ]
+                let body = request.target == "/first" ? Fixtures.a + Fixtures.b : Fixtures.a
+                return TestResponse(status: 200, headers: fields, body: body)
+            }
+            try await withTemporaryDirectory { directory in
+                let manifest =
+                    "\(server.url("/first")) sha256:\(Fixtures.sha256A) first.bin\n"
+                    + "\(server.url("/second")) sha256:\(Fixtures.sha256A) second.bin\n"
+                try manifest.write(toFile: "\(directory)/list", atomically: true, encoding: .utf8)
+                let run = await runCLI(Self.quiet + ["--retries", "0", "-P", directory, "-i", "\(directory)/list"])
+                #expect(run.status == 0)
+                #expect(contents("\(directory)/first.bin") == Fixtures.a)
+                #expect(contents("\(directory)/second.bin") == Fixtures.a)
+            }
+        }
+    }
 }

@@ -20,8 +20,10 @@ struct TransferRequest {
     var stallTimeout: Double?
     /// PEM certificates to trust instead of libcurl's default bundle, or `nil` (`CURLOPT_CAINFO_BLOB`).
     var caBundle: [UInt8]?
-    /// Open a new connection instead of reusing one (`CURLOPT_FRESH_CONNECT`).
-    var freshConnection = false
+    /// Open a new connection instead of reusing one this handle keeps (`CURLOPT_FRESH_CONNECT`), e.g. to
+    /// retry a protocol failure seen on a reused connection (``TransferOutcome/reusedConnection``). Other
+    /// kept connections stay in the handle.
+    var freshConnection: Bool = false
 }
 
 /// Receives what libcurl reads. Called on the thread that runs ``EasyHandle/perform(_:delegate:)``.
@@ -114,13 +116,18 @@ class TransferDelegate {
 }
 
 /// Owns one libcurl easy handle and frees it once. Connections are kept in the handle between
-/// requests, so a worker that fetches several files in turn reuses them.
+/// requests, so a worker that fetches several files in turn reuses them; the connection of a HEAD
+/// is not kept on HTTP/1.x (see ``perform(_:delegate:)``).
 ///
 /// A class (not `~Copyable`) because a worker hands it to one ``Download`` after another.
 /// `@unchecked Sendable` only so it can be created on one thread and moved to another: libcurl
-/// forbids using a handle from two threads at once, and nothing here does.
+/// forbids using a handle from two threads at once, and nothing here does (that includes
+/// ``multiplexedOrigins``, only touched inside ``perform(_:delegate:)``).
 final class EasyHandle: @unchecked Sendable {
     private let raw: UnsafeMutableRawPointer  // `CURL` is `typedef void`
+    /// Origins whose latest answer on this handle came over HTTP/2 or later (`CURLINFO_HTTP_VERSION`):
+    /// there a HEAD may leave its connection for the next request.
+    private var multiplexedOrigins: Set<String> = []
 
     init() throws(PinFetchError) {
         guard curlGlobalInit == CURLE_OK else {
@@ -133,8 +140,18 @@ final class EasyHandle: @unchecked Sendable {
     deinit { curl_easy_cleanup(self.raw) }
 
     /// Runs `request` to completion, feeding `delegate`. Blocks the calling thread.
-    /// - Returns: the `CURLcode` of the transfer (`CURLE_OK` = 0), and libcurl's error text.
+    ///
+    /// HEAD is advisory, and some servers send a body after their answer to it anyway (RFC 9110
+    /// §9.3.2 forbids it). libcurl (`CURLOPT_NOBODY`) does not read those bytes and keeps the
+    /// connection; on HTTP/1.x the next request on it then reads them as its status line and fails
+    /// with "Received HTTP/0.9 when not allowed". So a HEAD's connection is closed after it
+    /// (`CURLOPT_FORBID_REUSE`), unless this handle saw the origin answer over HTTP/2 or later,
+    /// where stray bytes stay on the HEAD's own stream and the connection is safe to share.
+    /// - Returns: the `CURLcode` of the transfer (`CURLE_OK` = 0), libcurl's error text, and
+    ///   whether the request went out on a reused connection.
     func perform(_ request: TransferRequest, delegate: TransferDelegate) throws(PinFetchError) -> TransferOutcome {
+        let origin = (try? HTTPURL(request.url))?.origin
+        let forbidReuse = request.method == .head && !(origin.map { self.multiplexedOrigins.contains($0) } ?? false)
         curl_easy_reset(self.raw)
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
@@ -160,6 +177,8 @@ final class EasyHandle: @unchecked Sendable {
             set(ccurl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 512 * 1024))
             set(ccurl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headerList))
             if request.method == .head { set(ccurl_easy_setopt_long(raw, CURLOPT_NOBODY, 1)) }
+            if forbidReuse { set(ccurl_easy_setopt_long(raw, CURLOPT_FORBID_REUSE, 1)) }
+            if request.freshConnection { set(ccurl_easy_setopt_long(raw, CURLOPT_FRESH_CONNECT, 1)) }
             if let seconds = request.connectTimeout {
                 set(ccurl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, seconds * 1000))))
             }
@@ -208,12 +227,30 @@ final class EasyHandle: @unchecked Sendable {
         // No body (HEAD, a 3xx or an empty answer): the head is still looked at.
         if code == CURLE_OK || delegate.head != nil, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
         let text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var version = 0  // CURL_HTTP_VERSION_NONE until an answer came
+        if let origin, ccurl_easy_getinfo_long(self.raw, CURLINFO_HTTP_VERSION, &version) == CURLE_OK,
+            version != CURL_HTTP_VERSION_NONE
+        {
+            if version >= CURL_HTTP_VERSION_2_0 {
+                self.multiplexedOrigins.insert(origin)
+            } else {
+                self.multiplexedOrigins.remove(origin)
+            }
+        }
+        // No new connection (`CURLINFO_NUM_CONNECTS` 0) although a request went out (`CURLINFO_REQUEST_SIZE`
+        // > 0; a failed connect sends none): the request used a connection kept from an earlier one.
+        var connects = 0
+        var requestSize = 0
+        let reusedConnection =
+            ccurl_easy_getinfo_long(self.raw, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0
+            && ccurl_easy_getinfo_long(self.raw, CURLINFO_REQUEST_SIZE, &requestSize) == CURLE_OK && requestSize > 0
         if delegate.stalled {
             let seconds = request.stallTimeout ?? 0
             return TransferOutcome(
                 code: Int(code.rawValue),
                 message: "no data for \(seconds.formatted()) s (--stall-timeout)",
-                category: .network
+                category: .network,
+                reusedConnection: reusedConnection
             )
         }
         var connectCode = 0
@@ -224,13 +261,15 @@ final class EasyHandle: @unchecked Sendable {
             return TransferOutcome(
                 code: Int(code.rawValue),
                 message: "proxy authentication required (HTTP 407)",
-                category: .authentication
+                category: .authentication,
+                reusedConnection: reusedConnection
             )
         }
         return TransferOutcome(
             code: Int(code.rawValue),
             message: text.isEmpty ? Self.describe(code) : text,
-            category: Self.category(of: code)
+            category: Self.category(of: code),
+            reusedConnection: reusedConnection
         )
     }
 
@@ -265,6 +304,8 @@ struct TransferOutcome {
     /// libcurl's error text (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
     var message: String
     var category: Category
-    /// `true` when the transfer ran on a connection kept from an earlier one.
-    var reusedConnection = false
+    /// Whether the request went out on a connection kept from an earlier request. A protocol failure
+    /// there may be left over from an earlier answer on that connection (bytes after a HEAD answer),
+    /// so it is worth one retry with ``TransferRequest/freshConnection``.
+    var reusedConnection: Bool = false
 }

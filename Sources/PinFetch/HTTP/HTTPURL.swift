@@ -116,14 +116,15 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         return try? HTTPURL(resolved.absoluteURL.absoluteString)
     }
 
-    /// ``text`` with the password of the user information replaced by `***`
-    /// (`http://user:***@host/path`), for messages and logs. Only the password is hidden: a
     /// `true` when `other` has the same origin (RFC 6454): scheme, host and port, the default
     /// port filled in (`http://a.example` and `HTTP://A.example:80` are one origin).
-    func isSameOrigin(as other: HTTPURL) -> Bool {
-        (self.scheme, self.host, self.port) == (other.scheme, other.host, other.port)
-    }
+    func isSameOrigin(as other: HTTPURL) -> Bool { self.origin == other.origin }
 
+    /// The origin as `scheme://host:port`, the port always written out.
+    var origin: String { "\(self.scheme)://\(self.host):\(self.port)" }
+
+    /// ``text`` with the password of the user information replaced by `***`
+    /// (`http://user:***@host/path`), for messages and logs. Only the password is hidden: a
     /// user name alone, and query parameters such as signatures, are shown as they are.
     var redacted: String {
         guard let slashes = self.text.range(of: "://") else { return self.text }

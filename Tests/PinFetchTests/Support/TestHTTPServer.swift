@@ -2,7 +2,8 @@
 //
 // An in-process HTTP/1.1 server for tests. It serves one resource with byte-range support (RFC 9110),
 // misbehaves on demand and records every request it sees. It uses plain Glibc sockets: one accept
-// thread plus one thread per connection. Every response carries `Connection: close`.
+// thread plus one thread per connection. Every response carries `Connection: close`, except a canned
+// `TestResponse` that asks for `Connection: keep-alive`: then the connection serves the next request too.
 
 import Foundation
 @preconcurrency import Glibc
@@ -110,7 +111,11 @@ struct RecordedRequest: Sendable {
 ///
 /// The server adds `Content-Length` (unless a Content-Length or Transfer-Encoding header is present, or the
 /// status forbids a body) and `Connection: close` (unless a Connection header is present). The body is sent
-/// verbatim (not for HEAD).
+/// verbatim (not for HEAD, unless `bodyOnHead`).
+///
+/// With a `Connection: keep-alive` header the server keeps the connection open after the whole response and
+/// reads the next request from it (RFC 9112 §9.3), until the client closes it, the server shuts down or a
+/// response without keep-alive ends it. A response cut short by `closeAfterBodyBytes` still closes.
 struct TestResponse: Sendable {
     /// The status code.
     var status: Int
@@ -120,18 +125,33 @@ struct TestResponse: Sendable {
     var body: [UInt8]
     /// Send only this many body bytes, then close (FIN).
     var closeAfterBodyBytes: Int? = nil
+    /// Send the body even in answer to HEAD, which RFC 9110 §9.3.2 forbids: a misbehaving server whose stray
+    /// bytes wait on a kept-alive connection in front of the next response.
+    var bodyOnHead: Bool = false
 
     /// Creates a canned response.
     init(
         status: Int,
         headers: [(name: String, value: String)] = [],
         body: [UInt8] = [],
-        closeAfterBodyBytes: Int? = nil
+        closeAfterBodyBytes: Int? = nil,
+        bodyOnHead: Bool = false
     ) {
         self.status = status
         self.headers = headers
         self.body = body
         self.closeAfterBodyBytes = closeAfterBodyBytes
+        self.bodyOnHead = bodyOnHead
+    }
+
+    /// Whether a `Connection` header lists `keep-alive` (case-insensitive).
+    var keepsAlive: Bool {
+        self.headers.contains { header in
+            header.name.lowercased() == "connection"
+                && header.value.split(separator: ",").contains {
+                    $0.trimmingCharacters(in: .whitespaces).lowercased() == "keep-alive"
+                }
+        }
     }
 }
 
@@ -151,7 +171,8 @@ struct TestHTTPServerError: Error, CustomStringConvertible {
 
 /// An in-process HTTP/1.1 test server on 127.0.0.1 (kernel-chosen port).
 ///
-/// One accept thread plus one thread per connection; one request per connection. All mutable state lives in a
+/// One accept thread plus one thread per connection; one request per connection, except after a canned
+/// keep-alive response (``TestResponse/keepsAlive``). All mutable state lives in a
 /// `Mutex`. Call `shutdown()` (or use `withTestHTTPServer`) to stop it: afterwards all threads end promptly,
 /// including those of stalled or throttled connections.
 final class TestHTTPServer: Sendable {
@@ -162,6 +183,7 @@ final class TestHTTPServer: Sendable {
         var handler: (@Sendable (RecordedRequest, Int) -> TestResponse?)?
         var requests: [RecordedRequest] = []
         var bodyBytesSent = 0
+        var connectionsAccepted = 0
         /// The listening socket, or -1 once the accept thread closed it. Only the accept thread closes it;
         /// `shutdown()` only calls `shutdown(2)` on it, under the lock, while it is still open.
         var listenFD: Int32
@@ -183,6 +205,8 @@ final class TestHTTPServer: Sendable {
         case stall
         /// The client went away: just close.
         case abort
+        /// The whole response went out and it asked for keep-alive: read the next request.
+        case keepAlive
     }
 
     /// What to write after the response head.
@@ -306,6 +330,12 @@ final class TestHTTPServer: Sendable {
         self.state.withLock { $0.bodyBytesSent }
     }
 
+    /// Number of TCP connections accepted so far. Compared with `requests.count`, it shows whether a client
+    /// reused a kept-alive connection.
+    var connectionsAccepted: Int {
+        self.state.withLock { $0.connectionsAccepted }
+    }
+
     /// Number of server threads still running (accept thread plus connection threads); 0 after `shutdown()`
     /// once they have all finished.
     var activeThreadCount: Int {
@@ -374,6 +404,7 @@ final class TestHTTPServer: Sendable {
                     return false
                 }
                 state.connections.insert(client)
+                state.connectionsAccepted += 1
                 state.activeThreads += 1
                 return true
             }
@@ -399,7 +430,12 @@ final class TestHTTPServer: Sendable {
     private func serveConnection(_ fd: Int32) {
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        switch self.handleRequest(fd) {
+        var buffered: [UInt8] = []  // bytes read past a request head: the start of the next request
+        var ending = Ending.keepAlive
+        while ending == .keepAlive {
+            ending = self.isShutDown ? .abort : self.handleRequest(fd, buffered: &buffered)
+        }
+        switch ending {
         case .graceful:
             self.closeGracefully(fd)
         case .reset:
@@ -407,7 +443,7 @@ final class TestHTTPServer: Sendable {
             _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
         case .stall:
             self.stall(fd)
-        case .abort:
+        case .abort, .keepAlive:
             break
         }
         self.state.withLock { _ = $0.connections.remove(fd) }
@@ -421,10 +457,20 @@ final class TestHTTPServer: Sendable {
         case closed
     }
 
-    /// Reads until the end of the request head (`\r\n\r\n`), which may arrive in several segments.
-    private func readRequest(_ fd: Int32) -> ReadResult {
-        var head: [UInt8] = []
+    /// Reads until the end of the request head (`\r\n\r\n`), which may arrive in several segments. Starts with
+    /// `buffered` (bytes already read on this connection) and leaves there what follows the head. A request
+    /// body is not read: on a kept-alive connection it would be taken for the next request.
+    private func readRequest(_ fd: Int32, buffered: inout [UInt8]) -> ReadResult {
+        var head = buffered
+        buffered = []
         head.reserveCapacity(4096)
+        if let end = Self.endOfHead(head, from: 0) {
+            buffered = Array(head[end...])
+            guard let request = Self.parseHead(head[0..<end]) else {
+                return .malformed(status: 400)
+            }
+            return .request(request)
+        }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let received = buffer.withUnsafeMutableBytes { raw in
@@ -442,6 +488,7 @@ final class TestHTTPServer: Sendable {
             let searchFrom = max(0, head.count - 3)
             head.append(contentsOf: buffer[0..<received])
             if let end = Self.endOfHead(head, from: searchFrom) {
+                buffered = Array(head[end...])
                 guard let request = Self.parseHead(head[0..<end]) else {
                     return .malformed(status: 400)
                 }
@@ -496,9 +543,9 @@ final class TestHTTPServer: Sendable {
         return RecordedRequest(method: String(parts[0]), target: String(parts[1]), headers: headers)
     }
 
-    private func handleRequest(_ fd: Int32) -> Ending {
+    private func handleRequest(_ fd: Int32, buffered: inout [UInt8]) -> Ending {
         let request: RecordedRequest
-        switch self.readRequest(fd) {
+        switch self.readRequest(fd, buffered: &buffered) {
         case .closed:
             return .abort
         case .malformed(let status):
@@ -663,7 +710,10 @@ final class TestHTTPServer: Sendable {
         }
         var delivery = Delivery(payload: response.body, range: 0..<response.body.count)
         delivery.stopAfter = response.closeAfterBodyBytes.map { max(0, $0) }
-        return self.deliver(fd, status: response.status, headers: headers, delivery, isHead: isHead)
+        let sendsBody = !isHead || response.bodyOnHead
+        let ending = self.deliver(fd, status: response.status, headers: headers, delivery, isHead: !sendsBody)
+        let truncated = sendsBody && (delivery.stopAfter.map { $0 < response.body.count } ?? false)
+        return ending == .graceful && response.keepsAlive && !truncated ? .keepAlive : ending
     }
 
     /// A small HTML answer with Content-Length and `Connection: close`.
