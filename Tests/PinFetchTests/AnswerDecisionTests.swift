@@ -130,6 +130,42 @@ struct AnswerDecisionTests {
             context: ranged,
             expected: .replace(end: nil, totalLength: nil)
         ),
+        Case(
+            label: "200 with the requested slice but no ETag: If-Range was not honoured, restart",
+            head: head(200, [("Content-Length", "600"), ("Content-Range", "bytes 400-999/1000")]),
+            context: ranged,
+            expected: .restart("200 with Content-Range 400-999/1000: not the whole representation")
+        ),
+        Case(
+            label: "200 with the requested slice from another mirror: the pin decides",
+            head: head(200, [("ETag", #""other""#), ("Content-Range", "bytes 400-999/1000")]),
+            context: crossMirror,
+            expected: .append(skip: 0, end: 1000, totalLength: 1000)
+        ),
+        Case(
+            label: "200 chunked to a ranged request, same ETag: it must reach the known total",
+            head: head(200, [etagField, ("Transfer-Encoding", "chunked")]),
+            context: ranged,
+            expected: .replaceExpecting(length: 1000)
+        ),
+        Case(
+            label: "200 close-delimited after the restart, same ETag: it must reach the known total",
+            head: head(200, [etagField]),
+            context: again,
+            expected: .replaceExpecting(length: 1000)
+        ),
+        Case(
+            label: "200 chunked to a ranged request, changed ETag: the new representation",
+            head: head(200, [("ETag", #""v2""#), ("Transfer-Encoding", "chunked")]),
+            context: ranged,
+            expected: .replace(end: nil, totalLength: nil)
+        ),
+        Case(
+            label: "200 chunked to a fresh request",
+            head: head(200, [etagField, ("Transfer-Encoding", "chunked")]),
+            context: fresh,
+            expected: .replace(end: nil, totalLength: nil)
+        ),
         // Framing (RFC 9112 §6.3)
         Case(
             label: "Content-Length with Transfer-Encoding: chunked: the length is ignored",
@@ -213,6 +249,18 @@ struct AnswerDecisionTests {
         Case(
             label: "206 with a changed ETag",
             head: head(206, [("ETag", #""v2""#), ("Content-Range", "bytes 400-999/1000")]),
+            context: ranged,
+            expected: .restart("206 for another representation (validator changed)")
+        ),
+        Case(
+            label: "206 without a validator to an If-Range request: restart",
+            head: head(206, [("Content-Range", "bytes 400-999/1000")]),
+            context: ranged,
+            expected: .restart("206 without a validator")
+        ),
+        Case(
+            label: "206 with a weak ETag to an If-Range request: restart",
+            head: head(206, [("ETag", #"W/"v1""#), ("Content-Range", "bytes 400-999/1000")]),
             context: ranged,
             expected: .restart("206 for another representation (validator changed)")
         ),
@@ -343,5 +391,13 @@ struct AnswerDecisionTests {
     @Test(arguments: Self.cases)
     func decision(_ row: Case) {
         #expect(AnswerDecision.decide(row.head, row.context) == row.expected)
+    }
+
+    @Test func `a body that must reach the known total and ends short is a slice, not the whole`() {
+        let reason = "200 of 600 bytes for a representation of 1000 bytes"
+        #expect(AnswerDecision.decideShortBody(length: 1000, received: 600, Self.ranged) == .restart(reason))
+        #expect(
+            AnswerDecision.decideShortBody(length: 1000, received: 600, Self.again) == .fail(.protocolViolation, reason)
+        )
     }
 }

@@ -132,10 +132,10 @@ struct ResumeDecisionTests {
             expected: .finalize
         ),
         Case(
-            label: "remote length equal, no total in the checkpoint: finalize",
+            label: "HEAD's length equals the partial but the checkpoint knew no total: the ranged GET decides",
             checkpoint: Self.checkpoint(totalLength: nil, offset: 1000),
             partialSize: 1000,
-            expected: .finalize
+            expected: .resume(from: 1000)
         ),
         Case(
             label: "remote length equal, probe without validator: the GET decides",

@@ -280,10 +280,13 @@ final class EasyHandle: @unchecked Sendable {
         case CURLE_OK: .ok
         // URLs are validated before any request, so at transfer time these mean a broken answer
         // (e.g. "Received HTTP/0.9 when not allowed" is CURLE_UNSUPPORTED_PROTOCOL).
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: .protocolViolation
+        // A reply libcurl cannot parse (a malformed Content-Length, a header line without a colon)
+        // or a transfer coding it does not know is an answer that cannot be used: exit 7.
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING:
+            .protocolViolation
         case CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
             CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM,
-            CURLE_SSL_CONNECT_ERROR, CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR:
+            CURLE_SSL_CONNECT_ERROR, CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR:
             .network
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM,
             CURLE_SSL_PINNEDPUBKEYNOTMATCH,

@@ -27,6 +27,11 @@ enum AnswerDecision: Hashable, Sendable {
     /// Empty the partial and take the body as the representation from byte 0, up to `end` bytes
     /// (`nil`: the framing decides); `totalLength` as in ``append(skip:end:totalLength:)``.
     case replace(end: Int64?, totalLength: Int64?)
+    /// As ``replace(end:totalLength:)``, for a body framed only by its end (chunked, or closed by
+    /// the server) that must reach `length` bytes, the total known for this representation. Until
+    /// it does, its bytes prove nothing (a server may be sending only a slice): no checkpoint is
+    /// taken, and a clean end short of `length` is decided by ``decideShortBody(length:received:_:)``.
+    case replaceExpecting(length: Int64)
     /// The partial already holds the whole representation: verify it.
     case finalize
     /// Discard the partial and ask again from byte 0, without `Range`.
@@ -79,19 +84,29 @@ enum AnswerDecision: Hashable, Sendable {
             let sameTotal = changed || (context.totalLength.map { $0 == total } ?? true)
             let fits = length.map { $0 == last - first + 1 } ?? true
             if fits, first == 0, last + 1 == total, sameTotal { return .replace(end: total, totalLength: total) }
-            if fits, let offset = context.requestedOffset, first == offset, last + 1 == total, !changed, sameTotal {
+            // A 200 answers If-Range when the validator did not match (RFC 9110 §13.1.5): a slice is
+            // taken only with the validator asked for (or, between mirrors, with a pin to decide).
+            let asked = context.validator.map { $0.matches(head.validator) == true } ?? context.pinned
+            if fits, let offset = context.requestedOffset, first == offset, last + 1 == total, asked, sameTotal {
                 return .append(skip: 0, end: total, totalLength: total)
             }
             return contradiction("200 with Content-Range \(first)-\(last)/\(total): not the whole representation")
         }
-        if let total = context.totalLength, let length, length != total {
-            // Without Range, only a positively identical representation is known to have `total` bytes.
-            let same = context.validator.map { $0.matches(head.validator) == true } ?? false
-            if context.requestedOffset != nil ? !changed : same {
-                return contradiction("200 of \(length) bytes for a representation of \(total) bytes")
-            }
+        // Without Range, only a positively identical representation is known to have `total` bytes.
+        let same = context.validator.map { $0.matches(head.validator) == true } ?? false
+        if let total = context.totalLength, context.requestedOffset != nil ? !changed : same {
+            guard let length else { return .replaceExpecting(length: total) }
+            if length != total { return contradiction("200 of \(length) bytes for a representation of \(total) bytes") }
         }
         return .replace(end: length, totalLength: length)
+    }
+
+    /// What a ``replaceExpecting(length:)`` body that ended cleanly after `received` bytes, short
+    /// of `length`, means: a server that sent a slice for the whole. Restart without `Range`; asked
+    /// without `Range` already, exit 7.
+    static func decideShortBody(length: Int64, received: Int64, _ context: AnswerContext) -> AnswerDecision {
+        let reason = "200 of \(received) bytes for a representation of \(length) bytes"
+        return context.requestedOffset == nil ? .fail(.protocolViolation, reason) : .restart(reason)
     }
 
     /// A `206` to a ranged request is appended only when it is one range of the same
@@ -107,11 +122,14 @@ enum AnswerDecision: Hashable, Sendable {
         if let known = context.totalLength, known != total {
             return .restart("206 for a representation of \(total) bytes, not \(known)")
         }
-        let answered = head.validator
-        if let known = context.validator, answered.entityTag != nil || answered.lastModified != nil,
-            known.matches(answered) == false
-        {
-            return .restart("206 for another representation (validator changed)")
+        // A 206 carries the validator a 200 would (RFC 9110 §15.3.7): without the one If-Range
+        // asked for, nothing shows the server checked it, and the bytes may be another file's.
+        if let known = context.validator, known.matches(head.validator) != true {
+            let answered = head.validator
+            let reason =
+                answered.entityTag == nil && answered.lastModified == nil
+                ? "without a validator" : "for another representation (validator changed)"
+            return .restart("206 \(reason)")
         }
         guard first <= offset, last >= offset else {
             return .restart("206 range \(first)-\(last) does not continue at byte \(offset)")

@@ -16,6 +16,8 @@ final class AnswerReader: TransferDelegate {
     /// Hashes the body while it streams, and writes its checkpoints.
     private var pipeline: HashingPipeline?
     private var writer: CheckpointWriter?
+    /// A replacing answer not yet begun: the partial is emptied only when its first byte comes.
+    private var pendingReplacement: (head: ResponseHead, totalLength: Int64?, provisional: Bool)?
 
     init(download: Download, context: AnswerContext) {
         self.download = download
@@ -25,24 +27,41 @@ final class AnswerReader: TransferDelegate {
     override func receive(head: ResponseHead) -> Bool {
         let decision = AnswerDecision.decide(head, self.context)
         self.decision = decision
-        do throws(PinFetchError) {
-            switch decision {
-            case .append(let skip, let end, let totalLength):
+        switch decision {
+        case .append(let skip, let end, let totalLength):
+            do throws(PinFetchError) {
                 try self.download.continueRepresentation(head, totalLength: totalLength)
-                self.skip = skip
-                self.end = end
-            case .replace(let end, let totalLength):
-                try self.download.beginRepresentation(head, totalLength: totalLength)
-                self.end = end
-            case .finalize, .restart, .retry, .fail:
+            } catch {
+                self.localFailure = error
                 return false
             }
-        } catch {
-            self.localFailure = error
+            self.skip = skip
+            self.end = end
+            (self.pipeline, self.writer) = self.download.startBody()
+        case .replace(let end, let totalLength):
+            self.pendingReplacement = (head, totalLength, false)
+            self.end = end
+        case .replaceExpecting(let length):
+            self.pendingReplacement = (head, length, true)
+            self.end = length
+        case .finalize, .restart, .retry, .fail:
             return false
         }
-        (self.pipeline, self.writer) = self.download.startBody()
         return true
+    }
+
+    /// Starts a replacing answer: empties the partial and starts hashing from byte 0. Called at
+    /// its first body byte, or when it ended cleanly without one; until then a failure leaves an
+    /// earlier partial as it was, resumable by a later run.
+    func beginReplacement() throws(PinFetchError) {
+        guard let pending = self.pendingReplacement else { return }
+        self.pendingReplacement = nil
+        try self.download.beginRepresentation(
+            pending.head,
+            totalLength: pending.totalLength,
+            provisional: pending.provisional
+        )
+        (self.pipeline, self.writer) = self.download.startBody()
     }
 
     /// Waits for the body's bytes to be hashed and its checkpoints written; the first
@@ -57,6 +76,12 @@ final class AnswerReader: TransferDelegate {
     }
 
     override func receive(body: UnsafeRawBufferPointer) -> Bool {
+        do throws(PinFetchError) {
+            try self.beginReplacement()
+        } catch {
+            self.localFailure = error
+            return false
+        }
         var bytes = body
         if self.skip > 0 {
             let dropped = Int(min(self.skip, Int64(bytes.count)))

@@ -36,7 +36,8 @@ extension Download {
                     throw PinFetchError(.protocolViolation, "gave up after \(self.restarts) restarts: \(reason)")
                 }
                 self.report(.restarted(path: self.destination, reason: reason))
-                try self.startOver()
+                self.restarts += 1
+                self.restartPending = true  // the partial goes once an answer replaces it
             case .failed(let error, let retryable, let retryAfter):
                 if error.code == .cancelled { try self.stopForCancellation() }
                 guard
@@ -91,7 +92,12 @@ extension Download {
         var headers = ["Accept-Encoding: identity"]
         let offset = self.state.offset
         var context = AnswerContext(pinned: self.pin != nil)
-        if offset > 0, self.state.crossMirror {
+        if offset > 0, self.restartPending {
+            if let expected = self.expectedAgain {
+                context.validator = expected.validator
+                context.totalLength = expected.totalLength
+            }
+        } else if offset > 0, self.state.crossMirror {
             headers += ["Range: bytes=\(offset)-"]  // another mirror's validator means nothing here
             context.requestedOffset = offset
             context.totalLength = self.state.totalLength
@@ -110,12 +116,14 @@ extension Download {
         headers += self.options.headers
         let reader = AnswerReader(download: self, context: context)
         var outcome = try self.perform(.get, headers: headers, delegate: reader)
+        if outcome.category == .ok { try reader.beginReplacement() }  // an empty body replaces too
         if let failure = reader.finishBody() ?? reader.localFailure { throw failure }
         if outcome.category == .protocolViolation, outcome.reusedConnection, !reader.hasDeliveredHead {
             // A stray byte left on a kept-alive connection (a body after a HEAD answer, say) broke
             // this answer, not the server: ask once more on a fresh connection.
             let again = AnswerReader(download: self, context: context)
             outcome = try self.perform(.get, headers: headers, delegate: again, freshConnection: true)
+            if outcome.category == .ok { try again.beginReplacement() }
             if let failure = again.finishBody() ?? again.localFailure { throw failure }
             return self.result(of: again, outcome: outcome, requestedOffset: offset)
         }
@@ -124,12 +132,24 @@ extension Download {
 
     private func result(of reader: AnswerReader, outcome: TransferOutcome, requestedOffset: Int64) -> AttemptResult {
         switch reader.decision {
+        case .replaceExpecting(let length):
+            guard outcome.category == .ok else { return self.failure(from: outcome) }
+            if self.state.offset < length {
+                let verdict = AnswerDecision.decideShortBody(
+                    length: length,
+                    received: self.state.offset,
+                    reader.context
+                )
+                return self.result(of: verdict, reader: reader)
+            }
+            self.expectedAgain = nil
+            return .complete
         case .append(_, let end, _), .replace(let end, _):
             guard outcome.category == .ok else { return self.failure(from: outcome) }
             self.expectedAgain = nil
             if let end, self.state.offset < end {
                 return .failed(
-                    PinFetchError(.network, "\(self.currentURL): body ended at byte \(self.state.offset) of \(end)"),
+                    PinFetchError(.network, "\(self.currentLabel): body ended at byte \(self.state.offset) of \(end)"),
                     retryable: true,
                     retryAfter: nil
                 )
@@ -140,7 +160,7 @@ extension Download {
                     return .failed(
                         PinFetchError(
                             .protocolViolation,
-                            "\(self.currentURL): empty range answer at byte \(self.state.offset)"
+                            "\(self.currentLabel): empty range answer at byte \(self.state.offset)"
                         ),
                         retryable: true,
                         retryAfter: nil
@@ -149,26 +169,39 @@ extension Download {
                 return .moreToFetch
             }
             return .complete
-        case .restart(let reason):
-            if reader.head?.status == 200, let validator = reader.context.validator,
-                let total = reader.context.totalLength
-            {
-                self.expectedAgain = (validator, total)  // the same answer again is a protocol error
-            }
-            return .startOver(reason)
         case .finalize:
             return .finalize
-        case .retry(let code, let reason, let retryAfter):
-            let error = PinFetchError(code, "\(self.currentURL): \(reason)", underlying: reader.head?.status)
-            return .failed(error, retryable: true, retryAfter: retryAfter)
-        case .fail(let code, let reason):
-            let error = PinFetchError(code, "\(self.currentURL): \(reason)", underlying: reader.head?.status)
-            return .failed(error, retryable: false, retryAfter: nil)
+        case .restart, .retry, .fail:
+            return self.result(of: reader.decision!, reader: reader)
         case nil:
             guard outcome.category == .ok else { return self.failure(from: outcome) }
             return .failed(
-                PinFetchError(.protocolViolation, "\(self.currentURL): no usable answer"),
+                PinFetchError(.protocolViolation, "\(self.currentLabel): no usable answer"),
                 retryable: true,
+                retryAfter: nil
+            )
+        }
+    }
+
+    /// The attempt's result for a decision that writes nothing: a restart, a retry or a failure.
+    private func result(of decision: AnswerDecision, reader: AnswerReader) -> AttemptResult {
+        let status = reader.head?.status
+        switch decision {
+        case .restart(let reason):
+            if status == 200, let validator = reader.context.validator, let total = reader.context.totalLength {
+                self.expectedAgain = (validator, total)  // the same answer again is a protocol error
+            }
+            return .startOver(reason)
+        case .retry(let code, let reason, let retryAfter):
+            let error = PinFetchError(code, "\(self.currentLabel): \(reason)", underlying: status)
+            return .failed(error, retryable: true, retryAfter: retryAfter)
+        case .fail(let code, let reason):
+            let error = PinFetchError(code, "\(self.currentLabel): \(reason)", underlying: status)
+            return .failed(error, retryable: false, retryAfter: nil)
+        case .append, .replace, .replaceExpecting, .finalize:
+            return .failed(
+                PinFetchError(.generic, "internal: \(decision) is not a failure"),
+                retryable: false,
                 retryAfter: nil
             )
         }
@@ -178,7 +211,7 @@ extension Download {
     /// another attempt may help (network trouble may pass; a bad certificate will not).
     private func failure(from outcome: TransferOutcome) -> AttemptResult {
         if outcome.category == .aborted, self.control.isCancelled {
-            let error = PinFetchError(.cancelled, "\(self.currentURL): cancelled at byte \(self.state.offset)")
+            let error = PinFetchError(.cancelled, "\(self.currentLabel): cancelled at byte \(self.state.offset)")
             return .failed(error, retryable: false, retryAfter: nil)
         }
         let (code, retryable): (PinFetchError.Code, Bool) =
@@ -189,7 +222,7 @@ extension Download {
             case .protocolViolation: (.protocolViolation, false)
             case .ok, .aborted, .other: (.generic, false)
             }
-        let message = "\(self.currentURL): \(outcome.message) (at byte \(self.state.offset))"
+        let message = "\(self.currentLabel): \(outcome.message) (at byte \(self.state.offset))"
         return .failed(PinFetchError(code, message, underlying: outcome.code), retryable: retryable, retryAfter: nil)
     }
 

@@ -12,13 +12,15 @@ import Foundation
 /// is streaming; a checkpoint on disk never describes more bytes than were `fsync`ed; nothing
 /// reaches `destination` unverified.
 final class Download {
-    /// The URL the result names: the first mirror.
+    /// The URL the result names: the first mirror, a password in it shown as `***`.
     let url: String
     /// Mirrors of one file, in order of preference (DESIGN.md, "Mirrors"), validated.
     let mirrors: [HTTPURL]
     /// The mirror requests go to now.
     var mirrorIndex = 0
     var currentURL: String { self.mirrors[self.mirrorIndex].text }
+    /// The current mirror as messages show it: a password in the URL is `***`.
+    var currentLabel: String { self.mirrors[self.mirrorIndex].redacted }
     /// The file to create; with a naming directory, replaced by the `Content-Disposition` name.
     var destination: String
     /// Name the file by `Content-Disposition` inside this directory (`--content-disposition`).
@@ -41,6 +43,9 @@ final class Download {
     /// After a restart for an answer that contradicted the known length: the representation the
     /// next answer, without `Range`, must not contradict again (``AnswerContext``).
     var expectedAgain: (validator: Validator, totalLength: Int64)?
+    /// A restart from byte 0 was decided: the next GET goes without `Range`, and the partial is
+    /// emptied only once its answer is taken (so a failure before that keeps it resumable).
+    var restartPending = false
     var lastProgressTime = Date.distantPast
 
     var downloadedBytes: Int64 = 0
@@ -68,7 +73,7 @@ final class Download {
         var mirrors: [HTTPURL] = []
         for text in job.mirrors { mirrors.append(try HTTPURL(text)) }
         self.mirrors = mirrors
-        self.url = mirrors[0].text
+        self.url = mirrors[0].redacted
         self.namingDirectory = job.namingDirectory
         self.destination = job.destination
         self.pin = job.pin
@@ -140,6 +145,7 @@ final class Download {
                 startedOverAfterMismatch = true
                 self.report(.restarted(path: self.destination, reason: "checksum mismatch after a resume"))
                 try self.startOver()
+                self.restartPending = false
                 if self.mirrors.count > 1 { self.mirrorIndex = (self.mirrorIndex + 1) % self.mirrors.count }
                 try self.download()
                 continue

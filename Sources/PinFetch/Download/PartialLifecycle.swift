@@ -39,12 +39,18 @@ extension Download {
     }
 
     /// For ``AnswerDecision/replace(end:totalLength:)``: the body is the representation from byte 0.
-    func beginRepresentation(_ head: ResponseHead, totalLength: Int64?) throws(PinFetchError) {
+    /// Only now is a partial emptied that a restart decided to give up: until an answer replaces
+    /// it, it stays resumable for a later run. A `provisional` body is not checkpointed.
+    func beginRepresentation(_ head: ResponseHead, totalLength: Int64?, provisional: Bool = false) throws(PinFetchError)
+    {
         if self.state.offset > 0 {
-            try self.startOver()  // the server sent the representation from the start again
+            // The server sent the representation from the start again (counted once: a decided
+            // restart was counted when it was decided).
+            if self.restartPending { try self.resetPartial() } else { try self.startOver() }
         } else if self.partial == nil {
             try self.resetPartial()
         }
+        self.restartPending = false
         self.state.validator = head.validator
         self.state.source = self.currentURL
         self.state.totalLength = totalLength
@@ -59,7 +65,7 @@ extension Download {
             }
         }
         self.state.noteServerDigest(from: head, wholeContent: head.status == 200 && !head.hasContentCoding)
-        self.state.resumable = !head.hasContentCoding && head.validator.ifRangeValue != nil
+        self.state.resumable = !provisional && !head.hasContentCoding && head.validator.ifRangeValue != nil
     }
 
     /// For ``AnswerDecision/append(skip:end:totalLength:)``: the body continues the partial.
@@ -185,7 +191,7 @@ extension Download {
     }
 
     func stopForCancellation() throws(PinFetchError) -> Never {
-        let error = PinFetchError(.cancelled, "\(self.currentURL): cancelled at byte \(self.state.offset)")
+        let error = PinFetchError(.cancelled, "\(self.currentLabel): cancelled at byte \(self.state.offset)")
         try self.keepForLaterRun(after: error)
         throw error
     }

@@ -44,7 +44,8 @@ enum ResumeDecision: Hashable, Sendable {
         if let length = probe.length {
             if let total = checkpoint.totalLength, total != length { return .startOver(.lengthChanged) }
             if checkpoint.offset > length { return .startOver(.localLarger) }
-            if checkpoint.offset == length, same == true { return .finalize }
+            // HEAD is advisory: it confirms a length the checkpoint knew, it never supplies one.
+            if checkpoint.offset == length, same == true, checkpoint.totalLength == length { return .finalize }
         }
         return .resume(from: checkpoint.offset)
     }

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// Inputs an outside tester used to break issue 8's work, kept as tests: servers that send a
+/// slice for the whole, drop validators, or lie in HEAD; a restart that fails before it starts;
+/// framing libcurl refuses; a password in a URL.
+struct HostileAnswerTests {
+    static let quiet = AnswerEndToEndTests.quiet
+    static let split = AnswerEndToEndTests.split
+    static let total = Fixtures.a.count
+
+    /// The body as one chunk and the last chunk.
+    static func chunked(_ bytes: some Collection<UInt8>) -> [UInt8] { AnswerEndToEndTests.chunked(Array(bytes)) }
+
+    /// `true` when the file at `path` holds exactly `bytes` (a Bool, so a failure prints no megabytes).
+    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { contents(path) == bytes }
+
+    @Test(arguments: [false, true])
+    func `a chunked 200 with only the rest of the file is never committed as the file`(
+        honestAfter: Bool
+    )
+        async throws
+    {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                let etag = (name: "ETag", value: Fixtures.etagA)
+                let chunked = (name: "Transfer-Encoding", value: "chunked")
+                server.handler = { request, _ in
+                    guard request.method == "GET" else { return nil }
+                    if request.header("Range") == nil, honestAfter {
+                        return TestResponse(status: 200, headers: [etag, chunked], body: Self.chunked(Fixtures.a))
+                    }
+                    return TestResponse(
+                        status: 200,
+                        headers: [etag, chunked],
+                        body: Self.chunked(Fixtures.a[Self.split...])
+                    )
+                }
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == (honestAfter ? 0 : 7))
+                #expect(Self.holds("\(directory)/out.bin", Fixtures.a) == honestAfter)
+                #expect(honestAfter || !FileManager.default.fileExists(atPath: "\(directory)/out.bin"))
+                #expect(server.getRequests.suffix(2).map { $0.header("Range") } == ["bytes=\(Self.split)-", nil])
+            }
+        }
+    }
+
+    @Test func `a 200 slice without the ETag asked for is not spliced onto the partial`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                // The file changed to B; the server ignores If-Range and sends no validator.
+                server.handler = { request, _ in
+                    guard request.method == "GET" else { return TestResponse(status: 405) }
+                    guard request.header("Range") != nil else { return TestResponse(status: 200, body: Fixtures.b) }
+                    let range = "bytes \(Self.split)-\(Self.total - 1)/\(Self.total)"
+                    return TestResponse(
+                        status: 200,
+                        headers: [(name: "Content-Range", value: range)],
+                        body: Array(Fixtures.b[Self.split...])
+                    )
+                }
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 0)
+                #expect(Self.holds("\(directory)/out.bin", Fixtures.b))
+                #expect(run.string("sha256") == Fixtures.sha256B)
+            }
+        }
+    }
+
+    @Test func `a 206 without the ETag asked for is not spliced onto the partial`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                server.handler = { request, _ in
+                    guard request.method == "GET" else { return TestResponse(status: 405) }
+                    guard request.header("Range") != nil else {
+                        return TestResponse(
+                            status: 200,
+                            headers: [(name: "ETag", value: Fixtures.etagB)],
+                            body: Fixtures.b
+                        )
+                    }
+                    let range = "bytes \(Self.split)-\(Self.total - 1)/\(Self.total)"
+                    return TestResponse(
+                        status: 206,
+                        headers: [(name: "Content-Range", value: range)],
+                        body: Array(Fixtures.b[Self.split...])
+                    )
+                }
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 0)
+                #expect(Self.holds("\(directory)/out.bin", Fixtures.b))
+                #expect(run.int("restarts") == 1)
+            }
+        }
+    }
+
+    @Test func `a HEAD length never finishes a partial whose total was unknown`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(omitContentLength: true, chunkedWithoutTerminator: true))
+                server.enqueueFaults(TestFaults(omitContentLength: true, chunkedWithoutTerminator: true))
+                let output = "\(directory)/out.bin"
+                let first = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
+                #expect(first.status == 4)
+                let kept = try #require(FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int)
+                server.handler = { request, _ in
+                    guard request.method == "HEAD" else { return nil }
+                    return TestResponse(
+                        status: 200,
+                        headers: [(name: "ETag", value: Fixtures.etagA), (name: "Content-Length", value: "\(kept)")]
+                    )
+                }
+                let run = await runCLI(Self.quiet + ["-o", output, server.url()])
+                #expect(run.status == 0)
+                #expect(Self.holds(output, Fixtures.a))
+                #expect(server.getRequests.last?.header("Range") == "bytes=\(kept)-")
+            }
+        }
+    }
+
+    @Test func `a restart that fails before its answer keeps the partial resumable`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                let output = "\(directory)/out.bin"
+                // A range answer that does not continue at the offset decides a restart; the
+                // restart's GET (the resource, with a fault) is reset before any byte.
+                server.handler = { request, _ in
+                    guard request.method == "GET", request.header("Range") != nil else { return nil }
+                    let range = "bytes \(Self.split + 10)-\(Self.total - 1)/\(Self.total)"
+                    return TestResponse(
+                        status: 206,
+                        headers: [(name: "ETag", value: Fixtures.etagA), (name: "Content-Range", value: range)],
+                        body: Array(Fixtures.a[(Self.split + 10)...])
+                    )
+                }
+                server.enqueueFaults(TestFaults(resetAfterBodyBytes: 0))
+                let failed = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
+                #expect(failed.status == 4)
+                #expect(FileManager.default.fileExists(atPath: output + ".part.state"))
+                #expect(
+                    (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
+                )
+
+                server.handler = nil
+                let resumed = await runCLI(Self.quiet + ["-o", output, server.url()])
+                #expect(resumed.status == 0)
+                #expect(resumed.int("resumed_from") == Self.split)
+                #expect(Self.holds(output, Fixtures.a))
+            }
+        }
+    }
+
+    @Test(arguments: ["abc", "-1"])
+    func `a Content-Length libcurl refuses is a protocol error, not retried`(length: String) async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.handler = { _, _ in
+                TestResponse(status: 200, headers: [(name: "Content-Length", value: length)], body: Fixtures.a)
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(Self.quiet + ["--retries", "3", "-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 7)
+                #expect(run.int("attempts") == 1)
+                #expect(listing(directory).isEmpty)
+            }
+        }
+    }
+
+    @Test func `a password in the URL is never printed`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.handler = { _, _ in TestResponse(status: 404) }
+            try await withTemporaryDirectory { directory in
+                let url = "http://alice:S3cr3tPW@127.0.0.1:\(server.port)/file"
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", url])
+                #expect(run.status == 8)
+                #expect(run.string("url") == "http://alice:***@127.0.0.1:\(server.port)/file")
+                #expect(!run.standardOutput.contains("S3cr3tPW"))
+                #expect(!run.standardError.contains("S3cr3tPW"))
+                #expect(server.requests.first?.header("Authorization") != nil)
+            }
+        }
+    }
+}
