@@ -131,6 +131,12 @@ struct AnswerDecisionTests {
             expected: .replace(end: nil, totalLength: nil)
         ),
         Case(
+            label: "200 with the requested slice's Content-Range but no Content-Length: restart",
+            head: head(200, [etagField, ("Transfer-Encoding", "chunked"), ("Content-Range", "bytes 400-999/1000")]),
+            context: ranged,
+            expected: .restart("200 with Content-Range 400-999/1000: not the whole representation")
+        ),
+        Case(
             label: "200 with the requested slice but no ETag: If-Range was not honoured, restart",
             head: head(200, [("Content-Length", "600"), ("Content-Range", "bytes 400-999/1000")]),
             context: ranged,
@@ -138,7 +144,10 @@ struct AnswerDecisionTests {
         ),
         Case(
             label: "200 with the requested slice from another mirror: the pin decides",
-            head: head(200, [("ETag", #""other""#), ("Content-Range", "bytes 400-999/1000")]),
+            head: head(
+                200,
+                [("ETag", #""other""#), ("Content-Length", "600"), ("Content-Range", "bytes 400-999/1000")]
+            ),
             context: crossMirror,
             expected: .append(skip: 0, end: 1000, totalLength: 1000)
         ),

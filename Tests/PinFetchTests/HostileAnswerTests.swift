@@ -185,4 +185,78 @@ struct HostileAnswerTests {
             }
         }
     }
+
+    @Test func `an empty answer to a restart, for the same ETag, is exit 7 and keeps the partial`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                let output = "\(directory)/out.bin"
+                let etag = (name: "ETag", value: Fixtures.etagA)
+                server.handler = { request, _ in
+                    guard request.method == "GET" else { return nil }
+                    guard request.header("Range") != nil else { return TestResponse(status: 200, headers: [etag]) }
+                    let range = "bytes \(Self.split + 10)-\(Self.total - 1)/\(Self.total)"  // not at the offset
+                    return TestResponse(
+                        status: 206,
+                        headers: [etag, (name: "Content-Range", value: range)],
+                        body: Array(Fixtures.a[(Self.split + 10)...])
+                    )
+                }
+                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
+                #expect(run.status == 7)
+                #expect(!FileManager.default.fileExists(atPath: output))
+                #expect(
+                    (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
+                )
+            }
+        }
+    }
+
+    @Test func `a 200 whose Content-Range is the requested range but whose body is unframed is not appended`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                let output = "\(directory)/out.bin"
+                // The body is the whole file from byte 0, chunked, under the slice's Content-Range.
+                server.handler = { request, _ in
+                    guard request.method == "GET", request.header("Range") != nil else { return nil }
+                    let range = "bytes \(Self.split)-\(Self.total - 1)/\(Self.total)"
+                    let fields = [
+                        (name: "ETag", value: Fixtures.etagA), (name: "Content-Range", value: range),
+                        (name: "Transfer-Encoding", value: "chunked"),
+                    ]
+                    return TestResponse(status: 200, headers: fields, body: Self.chunked(Fixtures.a))
+                }
+                let run = await runCLI(Self.quiet + ["-o", output, server.url()])
+                #expect(run.status == 0)
+                #expect(Self.holds(output, Fixtures.a))
+                #expect(run.int("restarts") == 1)
+            }
+        }
+    }
+
+    @Test func `a second answer left on a kept-alive connection is never taken for the next file`() async throws {
+        let fake = Array("HTTP/1.1 200 OK\r\nETag: \"evil\"\r\nContent-Length: 4\r\n\r\nEVIL".utf8)
+        let files = ["/one": Array(Fixtures.a.prefix(50_000)), "/two": Array(Fixtures.b.prefix(60_000))]
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.handler = { request, _ in
+                guard let body = files[request.target] else { return nil }
+                let fields = [
+                    (name: "ETag", value: "\"\(request.target)\""), (name: "Content-Length", value: "\(body.count)"),
+                    (name: "Connection", value: "keep-alive"),
+                ]
+                return TestResponse(status: 200, headers: fields, body: body + fake)
+            }
+            try await withTemporaryDirectory { directory in
+                let manifest = "\(server.url("/one")) one\n\(server.url("/two")) two\n"
+                try manifest.write(toFile: "\(directory)/list", atomically: true, encoding: .utf8)
+                let run = await runCLI(Self.quiet + ["--retries", "0", "-P", directory, "-i", "\(directory)/list"])
+                #expect(run.status == 0)
+                #expect(Self.holds("\(directory)/one", files["/one"]!))
+                #expect(Self.holds("\(directory)/two", files["/two"]!))
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 internal import CCurl
 import Foundation
+@preconcurrency import Glibc
 
 /// libcurl's global state, set up once before the first handle (`curl_global_init` is not
 /// thread-safe against other libcurl calls, so it runs in a lazy global's initializer).
@@ -237,6 +238,9 @@ final class EasyHandle: @unchecked Sendable {
                 self.multiplexedOrigins.remove(origin)
             }
         }
+        if code == CURLE_OK, version != CURL_HTTP_VERSION_NONE, version < CURL_HTTP_VERSION_2_0 {
+            self.closeIfUnread()
+        }
         // No new connection (`CURLINFO_NUM_CONNECTS` 0) although a request went out (`CURLINFO_REQUEST_SIZE`
         // > 0; a failed connect sends none): the request used a connection kept from an earlier one.
         var connects = 0
@@ -271,6 +275,22 @@ final class EasyHandle: @unchecked Sendable {
             category: Self.category(of: code),
             reusedConnection: reusedConnection
         )
+    }
+
+    /// After a complete HTTP/1.x answer the kept connection must have nothing left to read (no
+    /// pipelining here): bytes waiting there (a body longer than announced, a second answer) would
+    /// be taken for the next request's answer. libcurl 7.88 reuses such a connection, and has no
+    /// call to close one, so its socket is shut down: the next request sees a dead connection and
+    /// libcurl opens a new one (as it does for any kept connection that died).
+    private func closeIfUnread() {
+        var socket = CURL_SOCKET_BAD
+        guard ccurl_easy_getinfo_socket(self.raw, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK,
+            socket != CURL_SOCKET_BAD
+        else { return }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, 0) > 0, descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            _ = shutdown(socket, Int32(SHUT_RDWR))
+        }
     }
 
     static func describe(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }

@@ -9,6 +9,8 @@ final class AnswerReader: TransferDelegate {
     private(set) var decision: AnswerDecision?
     /// A local failure (disk) that must end the run, not be retried.
     private(set) var localFailure: PinFetchError?
+    /// `true` when the body ran past what its head announced: the bytes it wrote cannot be kept.
+    private(set) var wroteSuspectBytes = false
     /// Leading body bytes still to drop: a `206` that started before the offset.
     private var skip: Int64 = 0
     /// The offset the body must not pass.
@@ -90,7 +92,9 @@ final class AnswerReader: TransferDelegate {
             if bytes.isEmpty { return true }
         }
         if let end = self.end, self.download.state.offset + Int64(bytes.count) > end {
-            self.decision = .retry(.protocolViolation, "more body bytes than announced", retryAfter: nil)
+            // The answer was not what its head said: what it wrote (and checkpointed) is suspect.
+            self.decision = .restart("more body bytes than the answer announced")
+            self.wroteSuspectBytes = true
             return false
         }
         do throws(PinFetchError) {

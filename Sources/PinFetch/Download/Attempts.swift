@@ -7,7 +7,8 @@ extension Download {
         case complete
         case moreToFetch
         case finalize
-        case startOver(String)
+        /// Start over from byte 0; `discard`: empty the partial now, its bytes are suspect.
+        case startOver(String, discard: Bool = false)
         case failed(PinFetchError, retryable: Bool, retryAfter: Double?)
     }
 
@@ -30,14 +31,18 @@ extension Download {
                 return
             case .moreToFetch:
                 continue
-            case .startOver(let reason):
+            case .startOver(let reason, let discard):
                 guard self.restarts < self.maximumRestarts else {
                     try self.discardPartial()
                     throw PinFetchError(.protocolViolation, "gave up after \(self.restarts) restarts: \(reason)")
                 }
                 self.report(.restarted(path: self.destination, reason: reason))
-                self.restarts += 1
-                self.restartPending = true  // the partial goes once an answer replaces it
+                if discard {
+                    try self.startOver()
+                } else {
+                    self.restarts += 1
+                    self.restartPending = true  // the partial goes once an answer replaces it
+                }
             case .failed(let error, let retryable, let retryAfter):
                 if error.code == .cancelled { try self.stopForCancellation() }
                 guard
@@ -93,9 +98,11 @@ extension Download {
         let offset = self.state.offset
         var context = AnswerContext(pinned: self.pin != nil)
         if offset > 0, self.restartPending {
-            if let expected = self.expectedAgain {
-                context.validator = expected.validator
-                context.totalLength = expected.totalLength
+            // Asked again from byte 0: an answer for the same representation (same strong
+            // validator) must still have its known length, or the server is sending a slice.
+            if self.state.validator?.ifRangeValue != nil, !self.state.crossMirror {
+                context.validator = self.state.validator
+                context.totalLength = self.state.totalLength
             }
         } else if offset > 0, self.state.crossMirror {
             headers += ["Range: bytes=\(offset)-"]  // another mirror's validator means nothing here
@@ -140,7 +147,11 @@ extension Download {
                     received: self.state.offset,
                     reader.context
                 )
-                return self.result(of: verdict, reader: reader)
+                guard case .restart(let reason) = verdict else { return self.result(of: verdict, reader: reader) }
+                if let validator = reader.context.validator {
+                    self.expectedAgain = (validator, length)  // the same slice again is a protocol error
+                }
+                return .startOver(reason, discard: true)  // the bytes it wrote were a slice
             }
             self.expectedAgain = nil
             return .complete
@@ -188,10 +199,7 @@ extension Download {
         let status = reader.head?.status
         switch decision {
         case .restart(let reason):
-            if status == 200, let validator = reader.context.validator, let total = reader.context.totalLength {
-                self.expectedAgain = (validator, total)  // the same answer again is a protocol error
-            }
-            return .startOver(reason)
+            return .startOver(reason, discard: reader.wroteSuspectBytes)
         case .retry(let code, let reason, let retryAfter):
             let error = PinFetchError(code, "\(self.currentLabel): \(reason)", underlying: status)
             return .failed(error, retryable: true, retryAfter: retryAfter)

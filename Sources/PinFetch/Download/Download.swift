@@ -40,8 +40,8 @@ final class Download {
     var partial: PartialFile?
     /// Offset of the last checkpoint written (its bytes are durable).
     var durableOffset: Int64 = 0
-    /// After a restart for an answer that contradicted the known length: the representation the
-    /// next answer, without `Range`, must not contradict again (``AnswerContext``).
+    /// After a restart that discarded a slice sent for the whole: the representation the next
+    /// answer, without `Range`, must not contradict again (``AnswerContext``).
     var expectedAgain: (validator: Validator, totalLength: Int64)?
     /// A restart from byte 0 was decided: the next GET goes without `Range`, and the partial is
     /// emptied only once its answer is taken (so a failure before that keeps it resumable).
