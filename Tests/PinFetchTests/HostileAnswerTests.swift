@@ -259,4 +259,71 @@ struct HostileAnswerTests {
             }
         }
     }
+
+    @Test func `an empty chunked answer to a restart, for the same ETag, keeps the partial`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                let output = "\(directory)/out.bin"
+                let etag = (name: "ETag", value: Fixtures.etagA)
+                server.handler = { request, _ in
+                    guard request.method == "GET" else { return nil }
+                    guard request.header("Range") != nil else {
+                        let chunked = (name: "Transfer-Encoding", value: "chunked")
+                        return TestResponse(status: 200, headers: [etag, chunked], body: Array("0\r\n\r\n".utf8))
+                    }
+                    let range = "bytes \(Self.split + 10)-\(Self.total - 1)/\(Self.total)"  // not at the offset
+                    return TestResponse(
+                        status: 206,
+                        headers: [etag, (name: "Content-Range", value: range)],
+                        body: Array(Fixtures.a[(Self.split + 10)...])
+                    )
+                }
+                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
+                #expect(run.status == 7)
+                #expect(
+                    (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
+                )
+                server.handler = nil
+                let resumed = await runCLI(Self.quiet + ["-o", output, server.url()])
+                #expect(resumed.int("resumed_from") == Self.split)
+                #expect(Self.holds(output, Fixtures.a))
+            }
+        }
+    }
+
+    @Test func `an unframed 206 cut short is not checkpointed: its bytes could be anything`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                let output = "\(directory)/out.bin"
+                // A 206 for the rest whose chunked body is really the file from byte 0, cut before
+                // it could run past its Content-Range.
+                server.handler = { request, _ in
+                    guard request.method == "GET", request.header("Range") != nil else { return nil }
+                    let range = "bytes \(Self.split)-\(Self.total - 1)/\(Self.total)"
+                    let fields = [
+                        (name: "ETag", value: Fixtures.etagA), (name: "Content-Range", value: range),
+                        (name: "Transfer-Encoding", value: "chunked"),
+                    ]
+                    return TestResponse(
+                        status: 206,
+                        headers: fields,
+                        body: Self.chunked(Fixtures.b),
+                        closeAfterBodyBytes: 300_000
+                    )
+                }
+                let cut = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
+                #expect(cut.status == 4)
+                #expect(
+                    (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
+                )
+                server.handler = nil
+                let resumed = await runCLI(Self.quiet + ["-o", output, server.url()])
+                #expect(resumed.status == 0)
+                #expect(resumed.int("resumed_from") == Self.split)
+                #expect(Self.holds(output, Fixtures.a))
+            }
+        }
+    }
 }

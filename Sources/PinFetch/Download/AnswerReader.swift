@@ -20,6 +20,12 @@ final class AnswerReader: TransferDelegate {
     private var writer: CheckpointWriter?
     /// A replacing answer not yet begun: the partial is emptied only when its first byte comes.
     private var pendingReplacement: (head: ResponseHead, totalLength: Int64?, provisional: Bool)?
+    /// Body bytes this answer wrote to the partial.
+    private(set) var received: Int64 = 0
+    /// For a range answer framed only by its end (chunked, or closed by the server): where the
+    /// partial stood before it. Its bytes are not checkpointed, and are cut off again unless the
+    /// body reaches the end its `Content-Range` announced (a lying body shows only by running past it).
+    private(set) var rollback: Download.RollbackPoint?
 
     init(download: Download, context: AnswerContext) {
         self.download = download
@@ -39,7 +45,9 @@ final class AnswerReader: TransferDelegate {
             }
             self.skip = skip
             self.end = end
-            (self.pipeline, self.writer) = self.download.startBody()
+            let framed = head.contentLength != nil
+            if !framed { self.rollback = self.download.rollbackPoint() }
+            (self.pipeline, self.writer) = self.download.startBody(checkpointed: framed)
         case .replace(let end, let totalLength):
             self.pendingReplacement = (head, totalLength, false)
             self.end = end
@@ -50,6 +58,27 @@ final class AnswerReader: TransferDelegate {
             return false
         }
         return true
+    }
+
+    /// `true` when the answer replaces the partial with an empty representation: a `replace`
+    /// that ended cleanly without a body byte (a `replaceExpecting` never does: it is short).
+    var replacesWithEmptyBody: Bool {
+        guard case .replace = self.decision else { return false }
+        return self.pendingReplacement != nil
+    }
+
+    /// `true` once the partial was emptied for this answer.
+    var hasReplaced: Bool {
+        switch self.decision {
+        case .replace, .replaceExpecting: self.pendingReplacement == nil
+        default: false
+        }
+    }
+
+    /// `true` when a provisional range body fell short of its announced end: cut it off again.
+    var isIncompleteProvisional: Bool {
+        guard self.rollback != nil, let end = self.end else { return false }
+        return self.download.state.offset < end
     }
 
     /// Starts a replacing answer: empties the partial and starts hashing from byte 0. Called at
@@ -94,12 +123,13 @@ final class AnswerReader: TransferDelegate {
         if let end = self.end, self.download.state.offset + Int64(bytes.count) > end {
             // The answer was not what its head said: what it wrote (and checkpointed) is suspect.
             self.decision = .restart("more body bytes than the answer announced")
-            self.wroteSuspectBytes = true
+            self.wroteSuspectBytes = self.rollback == nil  // a provisional body is cut off anyway
             return false
         }
         do throws(PinFetchError) {
             guard let pipeline = self.pipeline else { throw PinFetchError(.generic, "internal: body before head") }
             try self.download.append(bytes, to: pipeline)
+            self.received += Int64(bytes.count)
         } catch {
             self.localFailure = error
             return false

@@ -123,35 +123,38 @@ extension Download {
         headers += self.options.headers
         let reader = AnswerReader(download: self, context: context)
         var outcome = try self.perform(.get, headers: headers, delegate: reader)
-        if outcome.category == .ok { try reader.beginReplacement() }  // an empty body replaces too
-        if let failure = reader.finishBody() ?? reader.localFailure { throw failure }
+        try self.settle(reader, outcome)
         if outcome.category == .protocolViolation, outcome.reusedConnection, !reader.hasDeliveredHead {
             // A stray byte left on a kept-alive connection (a body after a HEAD answer, say) broke
             // this answer, not the server: ask once more on a fresh connection.
             let again = AnswerReader(download: self, context: context)
             outcome = try self.perform(.get, headers: headers, delegate: again, freshConnection: true)
-            if outcome.category == .ok { try again.beginReplacement() }
-            if let failure = again.finishBody() ?? again.localFailure { throw failure }
+            try self.settle(again, outcome)
             return self.result(of: again, outcome: outcome, requestedOffset: offset)
         }
         return self.result(of: reader, outcome: outcome, requestedOffset: offset)
+    }
+
+    /// Ends an answer's body: an empty representation replaces the partial, the hashing pipeline
+    /// is drained, and a provisional range body that fell short is cut off again.
+    /// - Throws: a local failure (disk, checkpoint) that ends the run.
+    private func settle(_ reader: AnswerReader, _ outcome: TransferOutcome) throws(PinFetchError) {
+        if outcome.category == .ok, reader.replacesWithEmptyBody { try reader.beginReplacement() }
+        if let failure = reader.finishBody() ?? reader.localFailure { throw failure }
+        if let point = reader.rollback, reader.isIncompleteProvisional { try self.rollBack(to: point) }
     }
 
     private func result(of reader: AnswerReader, outcome: TransferOutcome, requestedOffset: Int64) -> AttemptResult {
         switch reader.decision {
         case .replaceExpecting(let length):
             guard outcome.category == .ok else { return self.failure(from: outcome) }
-            if self.state.offset < length {
-                let verdict = AnswerDecision.decideShortBody(
-                    length: length,
-                    received: self.state.offset,
-                    reader.context
-                )
+            if reader.received < length {
+                let verdict = AnswerDecision.decideShortBody(length: length, received: reader.received, reader.context)
                 guard case .restart(let reason) = verdict else { return self.result(of: verdict, reader: reader) }
                 if let validator = reader.context.validator {
                     self.expectedAgain = (validator, length)  // the same slice again is a protocol error
                 }
-                return .startOver(reason, discard: true)  // the bytes it wrote were a slice
+                return .startOver(reason, discard: reader.hasReplaced)  // the bytes it wrote were a slice
             }
             self.expectedAgain = nil
             return .complete

@@ -86,9 +86,9 @@ extension Download {
     /// Starts streaming a body at the offset: hashing moves to a ``HashingPipeline`` until
     /// ``HashingPipeline/finish()``, with a ``CheckpointWriter`` on a snapshot of the state when
     /// the partial can be resumed.
-    func startBody() -> (HashingPipeline, CheckpointWriter?) {
+    func startBody(checkpointed: Bool = true) -> (HashingPipeline, CheckpointWriter?) {
         let writer =
-            self.state.resumable
+            self.state.resumable && checkpointed
             ? self.partial.flatMap { partial in
                 CheckpointWriter(
                     path: self.sidecars.checkpoint,
@@ -120,6 +120,33 @@ extension Download {
         pipeline.submit(bytes)
         self.state.offset += Int64(bytes.count)
         self.downloadedBytes += Int64(bytes.count)
+    }
+
+    /// Where the partial stood before a provisional body: its offset and the digest's state there.
+    struct RollbackPoint {
+        var offset: Int64
+        var digestState: [UInt8]
+    }
+
+    /// The point to come back to if the body about to start does not reach its end.
+    func rollbackPoint() -> RollbackPoint {
+        RollbackPoint(offset: self.state.offset, digestState: self.digest.serializedState())
+    }
+
+    /// Cuts the partial back to `point` and restores the digest there.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when the partial cannot be cut.
+    func rollBack(to point: RollbackPoint) throws(PinFetchError) {
+        guard self.state.offset > point.offset else { return }
+        try self.partial?.truncate(to: point.offset)
+        guard
+            let digest = RunningDigest(
+                algorithm: self.state.algorithm,
+                restoring: point.digestState,
+                offset: point.offset
+            )
+        else { throw PinFetchError(.generic, "internal: the digest state before a body did not restore") }
+        self.digest = digest
+        self.state.offset = point.offset
     }
 
     /// Takes a checkpoint at the offset from the download's thread (no body streaming).
