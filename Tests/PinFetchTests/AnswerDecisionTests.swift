@@ -21,6 +21,13 @@ struct AnswerDecisionTests {
     static let again = AnswerContext(validator: strong, totalLength: 1000)
     /// After a move to another mirror: `Range` without `If-Range`, validators not comparable.
     static let crossMirror = AnswerContext(requestedOffset: 400, totalLength: 1000, pinned: true)
+    /// A pinned partial from a server that sends no validator: plain `Range`, the pin decides.
+    static let unvalidated = AnswerContext(
+        requestedOffset: 400,
+        totalLength: 1000,
+        pinned: true,
+        unvalidatedPartial: true
+    )
 
     struct Case: Sendable, CustomTestStringConvertible {
         var label: String
@@ -296,6 +303,31 @@ struct AnswerDecisionTests {
             head: head(206, [etagField, ("Content-Length", "10"), ("Content-Range", "bytes 400-999/1000")]),
             context: ranged,
             expected: .restart("206 whose Content-Length disagrees with its Content-Range")
+        ),
+        // A pinned partial saved without any validator
+        Case(
+            label: "206 without a validator to a plain Range: appended, the pin decides",
+            head: head(206, [("Content-Length", "600"), ("Content-Range", "bytes 400-999/1000")]),
+            context: unvalidated,
+            expected: .append(skip: 0, end: 1000, totalLength: 1000)
+        ),
+        Case(
+            label: "206 that now carries an ETag the partial was saved without: restart",
+            head: head(206, [etagField, ("Content-Range", "bytes 400-999/1000")]),
+            context: unvalidated,
+            expected: .restart("206 with a validator the partial was saved without")
+        ),
+        Case(
+            label: "200 that now carries an ETag: another representation, taken whole",
+            head: head(200, [etagField, ("Content-Length", "1200")]),
+            context: unvalidated,
+            expected: .replace(end: 1200, totalLength: 1200)
+        ),
+        Case(
+            label: "200 without a validator whose length contradicts the partial's: restart",
+            head: head(200, [("Content-Length", "600")]),
+            context: unvalidated,
+            expected: .restart("200 of 600 bytes for a representation of 1000 bytes")
         ),
         // 206 to a request without Range
         Case(

@@ -41,6 +41,7 @@ struct ResumeDecisionTests {
         var partialSize: Int64? = 400
         var algorithm: HashAlgorithm = .sha256
         var probe: Probe? = Probe(length: 1000, validator: ResumeDecisionTests.strong)
+        var pinned = false
         var expected: ResumeDecision
         var testDescription: String { self.label }
     }
@@ -207,6 +208,49 @@ struct ResumeDecisionTests {
             probe: Probe(length: 1000, validator: Self.strongDate),
             expected: .finalize
         ),
+        // A pin makes a partial without any validator safe to continue (plain Range, the pin decides).
+        Case(
+            label: "no validator, pinned: resume",
+            checkpoint: Self.checkpoint(validator: Self.none),
+            probe: Probe(length: 1000, validator: Self.none),
+            pinned: true,
+            expected: .resume(from: 400)
+        ),
+        Case(
+            label: "no validator, pinned, HEAD told nothing: resume",
+            checkpoint: Self.checkpoint(validator: Self.none),
+            probe: nil,
+            pinned: true,
+            expected: .resume(from: 400)
+        ),
+        Case(
+            label: "no validator, pinned, the server now sends an ETag",
+            checkpoint: Self.checkpoint(validator: Self.none),
+            pinned: true,
+            expected: .startOver(.validatorAppeared)
+        ),
+        Case(
+            label: "no validator, pinned, another length",
+            checkpoint: Self.checkpoint(validator: Self.none),
+            probe: Probe(length: 1200, validator: Self.none),
+            pinned: true,
+            expected: .startOver(.lengthChanged)
+        ),
+        Case(
+            label: "no validator, pinned, partial complete at the known length",
+            checkpoint: Self.checkpoint(validator: Self.none, offset: 1000),
+            partialSize: 1000,
+            probe: Probe(length: 1000, validator: Self.none),
+            pinned: true,
+            expected: .finalize
+        ),
+        Case(
+            label: "weak ETag, pinned: still no resume",
+            checkpoint: Self.checkpoint(validator: Self.weak),
+            probe: Probe(length: 1000, validator: Self.weak),
+            pinned: true,
+            expected: .startOver(.noStrongValidator)
+        ),
     ]
 
     @Test(arguments: Self.cases)
@@ -216,7 +260,8 @@ struct ResumeDecisionTests {
             partialSize: decision.partialSize,
             url: Self.url,
             algorithm: decision.algorithm,
-            probe: decision.probe
+            probe: decision.probe,
+            pinned: decision.pinned
         )
         #expect(result == decision.expected)
     }

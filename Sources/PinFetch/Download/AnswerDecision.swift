@@ -11,6 +11,9 @@ struct AnswerContext: Hashable, Sendable {
     var totalLength: Int64?
     /// `true` when a pin decides at the end, so a body of unknown extent may be taken.
     var pinned = false
+    /// `true` when the partial came from answers without any validator (kept only with a pin and
+    /// resumed with a plain `Range`): an answer that now carries one is another representation.
+    var unvalidatedPartial = false
 }
 
 /// What to do with one answer to a GET (DESIGN.md, "Answer to the ranged GET"), decided from
@@ -71,7 +74,9 @@ enum AnswerDecision: Hashable, Sendable {
         if let problem = head.framingError { return .fail(.protocolViolation, problem) }
         if head.hasContentCoding { return .replace(end: nil, totalLength: nil) }  // not resumable
         let length = head.contentLength
-        let changed = context.validator.map { $0.matches(head.validator) == false } ?? false
+        let changed =
+            context.validator.map { $0.matches(head.validator) == false }
+            ?? (context.unvalidatedPartial && !head.validator.isAbsent)
         // Asked for a range: ask again for the whole. Asked for the whole: the server cannot send it.
         func contradiction(_ reason: String) -> AnswerDecision {
             context.requestedOffset == nil ? .fail(.protocolViolation, reason) : .restart(reason)
@@ -128,6 +133,9 @@ enum AnswerDecision: Hashable, Sendable {
         }
         // A 206 carries the validator a 200 would (RFC 9110 §15.3.7): without the one If-Range
         // asked for, nothing shows the server checked it, and the bytes may be another file's.
+        if context.unvalidatedPartial, !head.validator.isAbsent {
+            return .restart("206 with a validator the partial was saved without")
+        }
         if let known = context.validator, known.matches(head.validator) != true {
             let answered = head.validator
             let reason =
@@ -175,6 +183,9 @@ enum AnswerDecision: Hashable, Sendable {
         }
         if let known = context.validator, known.matches(head.validator) == false {
             return .restart("416 for a changed representation")
+        }
+        if context.unvalidatedPartial, !head.validator.isAbsent {
+            return .restart("416 with a validator the partial was saved without")
         }
         let total = head.contentRange?.completeLength
         guard total == offset, context.totalLength.map({ $0 == total }) ?? true else {

@@ -108,14 +108,20 @@ extension Download {
             headers += ["Range: bytes=\(offset)-"]  // another mirror's validator means nothing here
             context.requestedOffset = offset
             context.totalLength = self.state.totalLength
-        } else if offset > 0 {
-            guard self.state.resumable, let ifRange = self.state.validator?.ifRangeValue else {
-                return .startOver("no strong validator to resume with")
-            }
+        } else if offset > 0, self.state.resumable, let ifRange = self.state.validator?.ifRangeValue {
             headers += ["Range: bytes=\(offset)-", "If-Range: \(ifRange)"]
             context.requestedOffset = offset
             context.validator = self.state.validator
             context.totalLength = self.state.totalLength
+        } else if offset > 0 {
+            // Without any validator only a pin makes a resume safe: plain Range, the pin decides.
+            guard self.state.resumable, self.pin != nil, self.state.validator?.isAbsent ?? false else {
+                return .startOver("no strong validator to resume with")
+            }
+            headers += ["Range: bytes=\(offset)-"]
+            context.requestedOffset = offset
+            context.totalLength = self.state.totalLength
+            context.unvalidatedPartial = true
         } else if let expected = self.expectedAgain {
             context.validator = expected.validator
             context.totalLength = expected.totalLength

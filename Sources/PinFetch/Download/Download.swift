@@ -192,7 +192,8 @@ final class Download {
             partialSize: FileSystem.size(of: sidecars.partial),
             url: self.currentURL,
             algorithm: self.state.algorithm,
-            probe: probe
+            probe: probe,
+            pinned: self.pin != nil
         )
         switch decision {
         case .startOver:

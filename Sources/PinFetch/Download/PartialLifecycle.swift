@@ -65,7 +65,14 @@ extension Download {
             }
         }
         self.state.noteServerDigest(from: head, wholeContent: head.status == 200 && !head.hasContentCoding)
-        self.state.resumable = !provisional && !head.hasContentCoding && head.validator.ifRangeValue != nil
+        self.state.resumable = !provisional && !head.hasContentCoding && self.canResume(with: head.validator)
+    }
+
+    /// A strong validator ties a partial to its representation (`If-Range`); without any
+    /// validator at all, a pin does (DESIGN.md: pinned resume without a validator). A weak one
+    /// never does: the server says the bytes may differ between answers.
+    func canResume(with validator: Validator) -> Bool {
+        validator.ifRangeValue != nil || (self.pin != nil && validator.isAbsent)
     }
 
     /// For ``AnswerDecision/append(skip:end:totalLength:)``: the body continues the partial.
@@ -78,7 +85,7 @@ extension Download {
             self.state.crossMirror = false
             self.state.validator = head.validator
             self.state.source = self.currentURL
-            self.state.resumable = head.validator.ifRangeValue != nil && !head.hasContentCoding
+            self.state.resumable = self.canResume(with: head.validator) && !head.hasContentCoding
         }
         self.state.spliced = true
     }

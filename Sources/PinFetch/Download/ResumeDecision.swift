@@ -1,7 +1,9 @@
 /// What to do with the local partial before the first GET, from the checkpoint and the probe.
 ///
 /// Pure: DESIGN.md "The resume decision", step 3, table-tested. The ranged GET that follows a
-/// ``resume(from:)`` still carries `If-Range`, so the server has the last word.
+/// ``resume(from:)`` still carries `If-Range`, so the server has the last word; a pinned partial
+/// from a server that sends no validator at all is resumed with a plain `Range`, and the pin
+/// decides at the end.
 enum ResumeDecision: Hashable, Sendable {
     /// Why a partial cannot be reused.
     enum Reason: String, Hashable, Sendable {
@@ -14,6 +16,7 @@ enum ResumeDecision: Hashable, Sendable {
         case validatorChanged = "the remote representation changed"
         case lengthChanged = "the remote length changed"
         case localLarger = "the partial is larger than the remote file"
+        case validatorAppeared = "the server now sends a validator the partial was saved without"
     }
 
     /// Remove `.part` and the checkpoint; download from byte 0.
@@ -24,28 +27,42 @@ enum ResumeDecision: Hashable, Sendable {
     case finalize
 
     /// Decides from the checkpoint (`nil` when missing or unusable), the `.part` size in bytes
-    /// (`nil` when there is no `.part`), and the probe (`nil` when HEAD told nothing usable).
+    /// (`nil` when there is no `.part`), the probe (`nil` when HEAD told nothing usable), and
+    /// whether a pin decides at the end (`pinned`: a partial without any validator is kept only then).
     static func decide(
         checkpoint: Checkpoint?,
         partialSize: Int64?,
         url: String,
         algorithm: HashAlgorithm,
-        probe: Probe?
+        probe: Probe?,
+        pinned: Bool = false
     ) -> ResumeDecision {
         guard let partialSize else { return .startOver(.noPartial) }
         guard let checkpoint, checkpoint.offset > 0 else { return .startOver(.noCheckpoint) }
         guard checkpoint.url == url else { return .startOver(.differentURL) }
         guard checkpoint.algorithm == algorithm else { return .startOver(.differentAlgorithm) }
-        guard checkpoint.validator.ifRangeValue != nil else { return .startOver(.noStrongValidator) }
+        // No validator at all: only a pin makes the bytes safe to continue (a weak one says they may differ).
+        let unvalidated = checkpoint.validator.isAbsent
+        guard checkpoint.validator.ifRangeValue != nil || (unvalidated && pinned) else {
+            return .startOver(.noStrongValidator)
+        }
         guard partialSize >= checkpoint.offset else { return .startOver(.partialShorterThanCheckpoint) }
         guard let probe else { return .resume(from: checkpoint.offset) }
-        let same = checkpoint.validator.matches(probe.validator)
-        if same == false { return .startOver(.validatorChanged) }
+        let same: Bool?
+        if unvalidated {
+            guard probe.validator.isAbsent else { return .startOver(.validatorAppeared) }
+            same = nil
+        } else {
+            same = checkpoint.validator.matches(probe.validator)
+            if same == false { return .startOver(.validatorChanged) }
+        }
         if let length = probe.length {
             if let total = checkpoint.totalLength, total != length { return .startOver(.lengthChanged) }
             if checkpoint.offset > length { return .startOver(.localLarger) }
             // HEAD is advisory: it confirms a length the checkpoint knew, it never supplies one.
-            if checkpoint.offset == length, same == true, checkpoint.totalLength == length { return .finalize }
+            if checkpoint.offset == length, same == true || unvalidated, checkpoint.totalLength == length {
+                return .finalize
+            }
         }
         return .resume(from: checkpoint.offset)
     }

@@ -45,6 +45,9 @@ struct Validator: Hashable, Sendable, Codable {
         return self.lastModifiedIsStrong ? self.lastModified : nil
     }
 
+    /// `true` when the answer sent no validator at all: neither `ETag` nor `Last-Modified`.
+    var isAbsent: Bool { self.entityTag == nil && self.lastModified == nil }
+
     /// Whether `other` (from a later response) names the same representation as `self`, by the
     /// validator `self` would put in `If-Range`: `true` same, `false` changed, `nil` cannot tell
     /// (`other` lacks that validator).
