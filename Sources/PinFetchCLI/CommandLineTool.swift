@@ -71,35 +71,41 @@ public enum CommandLineTool {
 
         Exit status: 0 ok, 1 generic, 2 usage or bad input, 3 local file I/O, 4 network,
         5 TLS verification, 6 authentication, 7 protocol error, 8 server error response,
-        9 checksum mismatch, 10 destination locked, 130/143 interrupted.
+        9 checksum mismatch, 10 destination locked, 129/130/143 interrupted (SIGHUP/SIGINT/SIGTERM).
 
         """
 
     /// Runs the command with `arguments` (without the program name) and returns its exit status.
-    /// SIGINT and SIGTERM cancel the fetch; a checkpoint is kept and the status is 130 / 143.
+    /// SIGHUP, SIGINT and SIGTERM cancel the fetch; a checkpoint is kept and the status is
+    /// 129 / 130 / 143.
     /// With many files the status is the most serious of theirs (``severity(of:)``).
     public static func run(_ arguments: [String], output: Output = .process) async -> Int32 {
         let parsed: Arguments
-        let jobs: [FetchJob]
         do throws(PinFetchError) {
             parsed = try Arguments.parse(arguments)
-            if parsed.action != .fetch {
-                output.standardOutput(parsed.action == .help ? Self.usage : "pinfetch \(PinFetchVersion.current)\n")
-                return 0
-            }
-            jobs = try await JobPlan.jobs(for: parsed)
         } catch {
             output.standardError("pinfetch: \(error.message)\n")
             return error.code.exitStatus
         }
-
-        var options = parsed.options
-        let reporter = ProgressReporter(isTerminal: output.errorIsTerminal, write: output.standardError)
-        if !parsed.quiet { options.progress = { reporter.report($0) } }
-        let fetcher = Fetcher(options: options)
+        if parsed.action != .fetch {
+            output.standardOutput(parsed.action == .help ? Self.usage : "pinfetch \(PinFetchVersion.current)\n")
+            return 0
+        }
+        // Signals cancel the planning too: a remote checksum file or manifest being fetched into a
+        // temporary directory is stopped, and the directory removed, like any download.
         let signals = SignalCancellation()
-        let task = Task {
-            await fetcher.run(jobs, parallelism: parsed.jobs, failFast: parsed.failFast) { _, result in
+        let reporter = ProgressReporter(isTerminal: output.errorIsTerminal, write: output.standardError)
+        let task = Task { () async -> Result<[FetchResult], PinFetchError> in
+            let jobs: [FetchJob]
+            do throws(PinFetchError) {
+                jobs = try await JobPlan.jobs(for: parsed)
+            } catch {
+                return .failure(error)
+            }
+            var options = parsed.options
+            if !parsed.quiet { options.progress = { reporter.report($0) } }
+            let fetcher = Fetcher(options: options)
+            let results = await fetcher.run(jobs, parallelism: parsed.jobs, failFast: parsed.failFast) { _, result in
                 if !parsed.quiet { reporter.finish(result.path) }
                 let status = Self.exitStatus(of: result, signal: signals.received)
                 if let error = result.error {
@@ -114,10 +120,19 @@ public enum CommandLineTool {
                     output.standardOutput(JSONReport(result: result, exitStatus: status).line() + "\n")
                 }
             }
+            return .success(results)
         }
         signals.install { task.cancel() }
-        let results = await task.value
+        let outcome = await task.value
         signals.uninstall()
+        let results: [FetchResult]
+        switch outcome {
+        case .success(let finished):
+            results = finished
+        case .failure(let error):
+            output.standardError("pinfetch: \(error.message)\n")
+            return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
+        }
 
         let statuses = results.map { Self.exitStatus(of: $0, signal: signals.received) }
         if results.count > 1 {
@@ -141,12 +156,12 @@ public enum CommandLineTool {
     /// then wrong bytes (9), then what needs a person (2, 5, 6, 7, 3, 10), then what a rerun may
     /// fix (8, 4), then anything else (1), then success.
     static func severity(of status: Int32) -> Int {
-        let order: [Int32] = [0, 1, 4, 8, 10, 3, 7, 6, 5, 2, 9, 130, 143]
+        let order: [Int32] = [0, 1, 4, 8, 10, 3, 7, 6, 5, 2, 9, 129, 130, 143]
         return order.firstIndex(of: status) ?? 1
     }
 }
 
-/// Turns SIGINT and SIGTERM into a cancellation, remembering which signal came.
+/// Turns SIGHUP, SIGINT and SIGTERM into a cancellation, remembering which signal came.
 ///
 /// `@unchecked Sendable`: `sources` is touched only by `install` and `uninstall`, which the one
 /// task running the command calls in turn; the signal handlers touch only the atomic.
@@ -161,7 +176,7 @@ final class SignalCancellation: @unchecked Sendable {
     }
 
     func install(_ cancel: @escaping @Sendable () -> Void) {
-        for number in [SIGINT, SIGTERM] {
+        for number in [SIGHUP, SIGINT, SIGTERM] {
             Glibc.signal(number, SIG_IGN)  // let the dispatch source see it instead of dying
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in

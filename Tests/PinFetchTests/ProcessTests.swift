@@ -315,7 +315,12 @@ struct ProcessTests {
 
     /// Like ``EndToEndTests``' `SIGTERM` case: `SIGINT` makes pinfetch flush a checkpoint at its
     /// offset and exit 130, keeping `.part` and `.part.state`; the next run resumes from there.
-    @Test func `SIGINT keeps the partial and its checkpoint, and the next run resumes`() async throws {
+    @Test(arguments: [SIGINT, SIGHUP])
+    func `SIGINT or SIGHUP keeps the partial and its checkpoint, and the next run resumes`(
+        signal: Int32
+    )
+        async throws
+    {
         let size = Fixtures.a.count
         try await withNginx { nginx in
             try nginx.serve(Fixtures.a, as: "file")
@@ -330,18 +335,18 @@ struct ProcessTests {
                 try await Self.waitUntil("30% of \(partial)", first) {
                     EndToEndTests.size(of: partial) >= size * 3 / 10
                 }
-                first.signal(SIGINT)
+                first.signal(signal)
                 let ended = try await first.wait(timeout: .seconds(20))
                 let interrupted = first.result
-                #expect(ended == .exited(130), "\(first.transcript)")
+                #expect(ended == .exited(128 + signal), "\(first.transcript)")
                 #expect(interrupted.string("status") == "failed", "\(first.transcript)")
                 let error = interrupted.json["error"] as? [String: Any]
-                #expect((error?["exit_code"] as? NSNumber)?.intValue == 130, "\(first.transcript)")
+                #expect((error?["exit_code"] as? NSNumber)?.intValue == Int(128 + signal), "\(first.transcript)")
                 #expect(!FileManager.default.fileExists(atPath: destination))
                 #expect(EndToEndTests.leftovers(downloads) == ["file.part", "file.part.state"])
                 let kept = EndToEndTests.size(of: partial)
                 let left = Self.Snapshot(destination)
-                #expect(left.checkpointOffset == kept, "\(left)")  // flushed at the offset on SIGINT
+                #expect(left.checkpointOffset == kept, "\(left)")  // flushed at the offset on the signal
                 #expect(kept >= size * 3 / 10 && kept < size, "\(left)")
 
                 let second = try await self.pinfetch(Nginx.unthrottled + arguments, logs: work + "/second")
@@ -360,6 +365,31 @@ struct ProcessTests {
                 #expect(ranged.first?.status == 206, why)
                 #expect(ranged.first.map { $0.ifRange != nil && $0.ifRange == $0.etag } == true, why)
                 #expect(ranged.first?.bodyBytes == size - kept, why)
+            }
+        }
+    }
+
+    @Test func `a signal while a remote checksum file downloads removes its temporary directory`() async throws {
+        // The checksum file stalls after a few bytes, so the process is caught fetching it.
+        let sums = Array("\(Fixtures.sha256A)  file\n".utf8) + Array(repeating: 0x20, count: 1 << 20)
+        try await withTestHTTPServer(serving: TestResource(body: sums)) { server in
+            server.faults = TestFaults(stallAfterBodyBytes: 10)
+            try await withTemporaryDirectory { work in
+                let temporary = try EndToEndTests.makeDirectory(work + "/tmp")
+                let child = try self.startPinfetch(
+                    ["--checksum-file", server.url("/SUMS"), "-o", work + "/file", server.url("/file")],
+                    logs: work + "/run",
+                    environment: ["TMPDIR": temporary]
+                )
+                defer { child.stop() }
+                try await Self.waitUntil("a temporary directory in \(temporary)", child) {
+                    !listing(temporary).isEmpty && !server.requests.isEmpty
+                }
+                child.signal(SIGTERM)
+                let ended = try await child.wait(timeout: .seconds(20))
+                #expect(ended == .exited(143), "\(child.transcript)")
+                #expect(listing(temporary).isEmpty, "\(child.transcript)")
+                #expect(!FileManager.default.fileExists(atPath: work + "/file"))
             }
         }
     }

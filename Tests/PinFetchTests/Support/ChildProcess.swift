@@ -59,9 +59,11 @@ final class ChildProcess {
 
     /// Starts `executable` (an absolute path) with `arguments`; standard input is `/dev/null`.
     ///
-    /// - Parameter logs: A path prefix: output goes to `<logs>.out`, errors to `<logs>.err`.
+    /// - Parameters:
+    ///   - logs: A path prefix: output goes to `<logs>.out`, errors to `<logs>.err`.
+    ///   - environment: Variables set for the child on top of this process's.
     /// - Throws: ``ChildProcessError`` when `posix_spawn` fails.
-    init(_ executable: String, _ arguments: [String], logs: String) throws {
+    init(_ executable: String, _ arguments: [String], logs: String, environment: [String: String] = [:]) throws {
         self.executable = executable
         self.arguments = arguments
         self.outputPath = logs + ".out"
@@ -95,9 +97,12 @@ final class ChildProcess {
 
         var argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { _, set in set }
+        var envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for variable in envp { free(variable) } }
         var pid: pid_t = 0
         try Self.check(
-            posix_spawn(&pid, executable, &actions, &attributes, &argv, environ),
+            posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp),
             "posix_spawn \(executable)"
         )
         self.processIdentifier = pid

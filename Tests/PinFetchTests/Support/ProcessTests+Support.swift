@@ -7,8 +7,14 @@ extension ProcessTests {
     // MARK: - Running pinfetch
 
     /// Starts pinfetch with ``EndToEndTests/quiet`` (`--json`, `--no-cache`, …) and `arguments`.
-    func startPinfetch(_ arguments: [String], logs: String) throws -> ChildProcess {
-        try ChildProcess(try EndToEndTests.pinfetchExecutable(), EndToEndTests.quiet + arguments, logs: logs)
+    func startPinfetch(_ arguments: [String], logs: String, environment: [String: String] = [:]) throws -> ChildProcess
+    {
+        try ChildProcess(
+            try EndToEndTests.pinfetchExecutable(),
+            EndToEndTests.quiet + arguments,
+            logs: logs,
+            environment: environment
+        )
     }
 
     /// Runs pinfetch with ``EndToEndTests/quiet`` and `arguments` to its end.
