@@ -34,6 +34,18 @@ public struct FetchResult: Sendable {
     public var elapsedSeconds: Double
     /// The failure, when ``status`` is ``Status/failed``.
     public var error: PinFetchError?
+    /// After a failure, the partial kept for a later run (with its checkpoint beside it), or `nil`
+    /// when nothing is left. Whoever keeps partials owns their cleanup: `pinfetch gc` removes
+    /// abandoned ones.
+    public var partial: KeptPartial? = nil
+
+    /// A partial left on disk for a later run to resume.
+    public struct KeptPartial: Sendable, Hashable {
+        /// The `<dest>.part` path.
+        public var path: String
+        /// Its size in bytes.
+        public var bytes: Int64
+    }
 }
 
 extension FetchResult {

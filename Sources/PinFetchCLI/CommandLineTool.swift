@@ -37,6 +37,7 @@ public enum CommandLineTool {
     public static let usage = """
         Usage: pinfetch [options] URL [MIRROR-URL ...]
                pinfetch [options] -i MANIFEST
+               pinfetch gc [DIR ...] [--older-than DURATION]   remove abandoned partials
 
         Downloads URL to a file, resumes an interrupted download without rereading it, and puts
         the file in place only once its digest matches the pin.
@@ -80,6 +81,7 @@ public enum CommandLineTool {
     /// 129 / 130 / 143.
     /// With many files the status is the most serious of theirs (``severity(of:)``).
     public static func run(_ arguments: [String], output: Output = .process) async -> Int32 {
+        if arguments.first == "gc" { return GarbageCommand.run(Array(arguments.dropFirst()), output: output) }
         let parsed: Arguments
         do throws(PinFetchError) {
             parsed = try Arguments.parse(arguments)

@@ -16,6 +16,11 @@ struct JSONReport: Encodable {
         init?(intValue: Int) { nil }
     }
 
+    private struct KeptPartial: Encodable {
+        let path: String
+        let bytes: Int64
+    }
+
     private struct ErrorReport: Encodable {
         let kind: String
         let message: String
@@ -36,6 +41,10 @@ struct JSONReport: Encodable {
         try container.encode(self.result.attempts, forKey: Key("attempts"))
         try container.encode(self.result.fromCache, forKey: Key("from_cache"))
         try container.encode((self.result.elapsedSeconds * 1000).rounded() / 1000, forKey: Key("elapsed_s"))
+        try container.encode(
+            self.result.partial.map { KeptPartial(path: $0.path, bytes: $0.bytes) },
+            forKey: Key("partial")
+        )
         if let error = self.result.error {
             let report = ErrorReport(kind: error.code.description, message: error.message, exit_code: self.exitStatus)
             try container.encode(report, forKey: Key("error"))

@@ -111,6 +111,11 @@ final class Download {
         result.restarts = self.restarts
         result.attempts = self.attempts
         result.elapsedSeconds = Date().timeIntervalSince(self.started)
+        let sidecars = self.sidecars
+        if result.error != nil, FileSystem.exists(sidecars.checkpoint), let size = FileSystem.size(of: sidecars.partial)
+        {
+            result.partial = FetchResult.KeptPartial(path: sidecars.partial, bytes: size)
+        }
         return result
     }
 

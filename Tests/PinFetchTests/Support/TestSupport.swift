@@ -40,7 +40,9 @@ private final class Capture: Sendable {
 func runCLI(_ arguments: [String]) async -> CLIRun {
     let out = Capture()
     let err = Capture()
-    let isolated = arguments.contains("--cache-dir") || arguments.contains("--help") || arguments.contains("--version")
+    let isolated =
+        arguments.first == "gc" || arguments.contains("--cache-dir") || arguments.contains("--help")
+        || arguments.contains("--version")
     let status = await CommandLineTool.run(
         isolated ? arguments : ["--no-cache"] + arguments,
         output: .init(standardOutput: out.append, standardError: err.append, errorIsTerminal: false)

@@ -1,0 +1,98 @@
+import Foundation
+
+/// A partial that ``PartialCollector`` removed: the `.part` path (or, for a checkpoint left
+/// without its partial, the `.part.state` path) and the bytes it freed.
+@_spi(CLI) public struct RemovedPartial: Sendable, Hashable {
+    /// The removed `<dest>.part` (or `<dest>.part.state` when there was no partial).
+    public var path: String
+    /// Bytes freed: the partial's and its checkpoint's sizes.
+    public var bytes: Int64
+}
+
+/// `pinfetch gc`: whoever keeps partials owns their cleanup (issue 9). Finds partials that
+/// pinfetch left behind and that nobody touched for a while, and removes them with their sidecars.
+///
+/// A candidate is a `<dest>.part.state` that starts with pinfetch's checkpoint magic; its
+/// `<dest>.part` (if any) goes with it. Nothing else is ever removed. A partial is taken only
+/// when both files are older than the limit (modification time) and its lock can be taken at
+/// once: a download in progress holds it (``DestinationLock``), and one that starts meanwhile
+/// waits, then finds no partial.
+@_spi(CLI) public enum PartialCollector {
+    /// Removes the abandoned partials under `directories` (recursively; symbolic links are not
+    /// followed), those not modified for `age` seconds.
+    /// - Returns: What was removed, in path order.
+    /// - Throws: ``PinFetchError/Code/usage`` for a directory that does not exist;
+    ///   ``PinFetchError/Code/fileIO`` when a file cannot be removed.
+    public static func collect(
+        in directories: [String],
+        olderThan age: Double
+    ) throws(PinFetchError)
+        -> [RemovedPartial]
+    {
+        try Self.collect(in: directories, olderThan: age, now: Date())
+    }
+
+    /// ``collect(in:olderThan:)`` as of `now`.
+    static func collect(
+        in directories: [String],
+        olderThan age: Double,
+        now: Date
+    ) throws(PinFetchError)
+        -> [RemovedPartial]
+    {
+        var removed: [RemovedPartial] = []
+        for directory in directories {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            else { throw PinFetchError(.usage, "\(directory) is not a directory") }
+            for state in Self.checkpoints(under: directory) {
+                if let partial = try Self.collect(state, olderThan: age, now: now) { removed.append(partial) }
+            }
+        }
+        return removed
+    }
+
+    /// The `.part.state` files under `directory` that carry pinfetch's checkpoint magic.
+    private static func checkpoints(under directory: String) -> [String] {
+        let root = URL(filePath: directory)
+        let keys: [URLResourceKey] = [.isRegularFileKey, .isSymbolicLinkKey]
+        guard let walk = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys) else { return [] }
+        var found: [String] = []
+        for case let url as URL in walk where url.lastPathComponent.hasSuffix(".part.state") {
+            let values = try? url.resourceValues(forKeys: Set(keys))
+            guard values?.isRegularFile == true, values?.isSymbolicLink != true else { continue }
+            let magic = Array("pinfetch-checkpoint ".utf8)
+            guard let head = FileSystem.readSmallFile(url.path, limit: Checkpoint.maximumSize),
+                head.starts(with: magic)
+            else { continue }
+            found.append(url.path)
+        }
+        return found.sorted()
+    }
+
+    /// Removes one partial when it is old enough and unlocked; `nil` when it stays.
+    private static func collect(
+        _ state: String,
+        olderThan age: Double,
+        now: Date
+    ) throws(PinFetchError)
+        -> RemovedPartial?
+    {
+        let sidecars = Sidecars(destination: String(state.dropLast(".part.state".count)))
+        let paths = [sidecars.partial, sidecars.checkpoint]
+        var bytes: Int64 = 0
+        for path in paths {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { continue }
+            guard attributes[.type] as? FileAttributeType == .typeRegular else { return nil }
+            let modified = (attributes[.modificationDate] as? Date) ?? now
+            guard now.timeIntervalSince(modified) >= age else { return nil }
+            bytes += (attributes[.size] as? Int64) ?? 0
+        }
+        guard let lock = try? DestinationLock(path: sidecars.lock, timeout: 0) else { return nil }  // in use
+        defer { lock.release() }
+        let hadPartial = FileSystem.exists(sidecars.partial)
+        try FileSystem.remove(sidecars.partial)
+        try FileSystem.remove(sidecars.checkpoint)
+        return RemovedPartial(path: hadPartial ? sidecars.partial : sidecars.checkpoint, bytes: bytes)
+    }
+}

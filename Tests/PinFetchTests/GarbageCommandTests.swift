@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+@testable import PinFetchCLI
+
+/// Issue 9, point 6: a kept partial is named in `--json`, and `pinfetch gc` removes abandoned
+/// ones (and nothing else).
+struct GarbageCommandTests {
+    static let magic = Array("pinfetch-checkpoint 1\n{}\ncrc32 00000000\n".utf8)
+    static let week: TimeInterval = 8 * 86_400
+
+    /// Writes `bytes` to `path` with a modification time `age` seconds ago.
+    static func write(_ bytes: [UInt8], to path: String, age: TimeInterval = 0) throws {
+        try Data(bytes).write(to: URL(filePath: path))
+        try FileManager.default.setAttributes([.modificationDate: Date() - age], ofItemAtPath: path)
+    }
+
+    @Test func `a failed file's JSON line names the partial it kept, a success names none`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                let output = "\(directory)/out.bin"
+                let failed = await runCLI(["-q", "--json", "--retries", "0", "-o", output, server.url()])
+                #expect(failed.status == 4)
+                let partial = try #require(failed.json["partial"] as? [String: Any])
+                #expect(partial["path"] as? String == output + ".part")
+                #expect((partial["bytes"] as? NSNumber)?.intValue == 400_000)
+                let done = await runCLI(["-q", "--json", "-o", output, server.url()])
+                #expect(done.status == 0)
+                #expect(done.json["partial"] is NSNull)
+            }
+        }
+    }
+
+    @Test func `gc removes old pinfetch partials with their checkpoints, and nothing else`() async throws {
+        try await withTemporaryDirectory { directory in
+            let nested = directory + "/linux/amd64"
+            try FileManager.default.createDirectory(atPath: nested, withIntermediateDirectories: true)
+            let old = [UInt8](repeating: 7, count: 5000)
+            try Self.write(old, to: "\(nested)/old.bin.part", age: Self.week)
+            try Self.write(Self.magic, to: "\(nested)/old.bin.part.state", age: Self.week)
+            try Self.write(old, to: "\(directory)/recent.bin.part")
+            try Self.write(Self.magic, to: "\(directory)/recent.bin.part.state")
+            try Self.write(old, to: "\(directory)/stranger.part", age: Self.week)  // no checkpoint: not ours
+            try Self.write(old, to: "\(directory)/foreign.part", age: Self.week)
+            try Self.write(Array("not a checkpoint".utf8), to: "\(directory)/foreign.part.state", age: Self.week)
+            try Self.write(old, to: "\(directory)/busy.bin.part", age: Self.week)
+            try Self.write(Self.magic, to: "\(directory)/busy.bin.part.state", age: Self.week)
+            let lock = try DestinationLock(path: "\(directory)/busy.bin.part.lock", timeout: 0)
+            defer { lock.release() }
+
+            let run = await runCLI(["gc", directory, "--older-than", "7d"])
+            #expect(run.status == 0, "\(run.standardError)")
+            #expect(run.standardOutput == "removed \(nested)/old.bin.part (4.9 KiB)\n")
+            #expect(run.standardError.contains("removed 1 partial, freed 4.9 KiB"))
+            #expect(listing(nested).isEmpty)
+            #expect(
+                listing(directory) == [
+                    "busy.bin.part", "busy.bin.part.lock", "busy.bin.part.state", "foreign.part", "foreign.part.state",
+                    "linux", "recent.bin.part", "recent.bin.part.state", "stranger.part",
+                ]
+            )
+        }
+    }
+
+    @Test(arguments: [["--older-than", "soon"], ["--older-than"], ["--frobnicate"], ["/no/such/directory"]])
+    func `gc with bad input is exit 2 and removes nothing`(arguments: [String]) async throws {
+        try await withTemporaryDirectory { directory in
+            try Self.write([1, 2, 3], to: "\(directory)/a.part", age: Self.week)
+            try Self.write(Self.magic, to: "\(directory)/a.part.state", age: Self.week)
+            let run = await runCLI(
+                ["gc"] + arguments + (arguments.count == 1 && arguments[0].hasPrefix("/") ? [] : [directory])
+            )
+            #expect(run.status == 2)
+            #expect(run.standardError.hasPrefix("pinfetch: ") && !run.standardError.contains("see --help"))
+            #expect(listing(directory) == ["a.part", "a.part.state"])
+        }
+    }
+
+    @Test(
+        arguments: [
+            ("90", 90.0), ("90s", 90), ("30m", 1_800), ("12h", 43_200), ("7d", 604_800), ("0", 0), ("1.5h", 5_400),
+        ] as [(String, Double)]
+    )
+    func `durations`(text: String, seconds: Double) {
+        #expect(GarbageCommand.duration(text) == seconds)
+    }
+
+    @Test(arguments: ["", "d", "-1d", "7w", "1e3", "inf", "nan", "7 d"])
+    func `not durations`(text: String) {
+        #expect(GarbageCommand.duration(text) == nil)
+    }
+}
