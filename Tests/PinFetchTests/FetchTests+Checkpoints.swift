@@ -93,4 +93,32 @@ extension FetchTests {
             }
         }
     }
+
+    @Test func `a stalled transfer still takes its checkpoint once the period has passed`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.faults = TestFaults(stallAfterBodyBytes: 400_000)
+            try await withTemporaryDirectory { directory in
+                var options = FetchOptions()
+                options.stallTimeout = 30
+                options.retries = 0
+                options.checkpointPeriod = 1
+                let output = "\(directory)/out.bin"
+                let fetch = Task { await Fetcher(options: options).run(server.url(), to: output) }
+                // The 400,000 bytes arrive well inside the first period; then nothing more comes.
+                let deadline = ContinuousClock.now + .seconds(10)
+                var checkpoint: Checkpoint?
+                while checkpoint == nil, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                    checkpoint = FileSystem.readSmallFile(output + ".part.state", limit: Checkpoint.maximumSize)
+                        .flatMap { Checkpoint(decoding: $0) }
+                }
+                let stalled = server.bodyBytesSent
+                fetch.cancel()
+                let result = await fetch.value
+                #expect(checkpoint?.offset == 400_000)
+                #expect(stalled == 400_000)
+                #expect(result.error?.code == .cancelled)
+            }
+        }
+    }
 }

@@ -112,6 +112,11 @@ final class HashingPipeline: @unchecked Sendable {
         return self.free.removeLast()
     }
 
+    /// Hands a partly filled buffer to the hashing thread now (the transfer thread calls it when
+    /// no byte came since its last look: a stall), so the bytes before a stall get hashed and
+    /// checkpointed instead of waiting for the buffer to fill.
+    func flush() { self.flushStaging() }
+
     private func flushStaging() {
         guard let index = self.staging else { return }
         self.condition.lock()
@@ -128,7 +133,32 @@ final class HashingPipeline: @unchecked Sendable {
         var lastCheckpointTime = Date()
         while true {
             self.condition.lock()
-            while self.filled.isEmpty && !self.closed { self.condition.wait() }
+            // Waiting for bytes: a stalled transfer still gets its checkpoint once the period
+            // has passed, so what arrived before the stall survives a kill during it.
+            var stalledCheckpointDue = false
+            while self.filled.isEmpty && !self.closed {
+                let canCheckpoint =
+                    self.checkpoint != nil && offset > lastCheckpoint && !self.checkpointInFlight
+                    && self.failure == nil
+                guard canCheckpoint else {
+                    self.condition.wait()
+                    continue
+                }
+                let deadline = lastCheckpointTime.addingTimeInterval(self.checkpointPeriod)
+                if Date() >= deadline {
+                    stalledCheckpointDue = true
+                    break
+                }
+                _ = self.condition.wait(until: deadline)
+            }
+            if stalledCheckpointDue {
+                self.checkpointInFlight = true
+                self.condition.unlock()
+                self.scheduleCheckpoint(at: offset)
+                lastCheckpoint = offset
+                lastCheckpointTime = Date()
+                continue
+            }
             guard !self.filled.isEmpty else {
                 self.workerDone = true
                 self.condition.broadcast()
@@ -151,20 +181,27 @@ final class HashingPipeline: @unchecked Sendable {
             self.condition.broadcast()
             self.condition.unlock()
 
-            if due, let checkpoint = self.checkpoint {
-                let state = self.digest.serializedState()
-                let at = offset
+            if due {
+                self.scheduleCheckpoint(at: offset)
                 lastCheckpoint = offset
                 lastCheckpointTime = Date()
-                self.checkpoints.async { [self] in
-                    var failure: PinFetchError?
-                    do throws(PinFetchError) { try checkpoint(at, state) } catch { failure = error }
-                    self.condition.lock()
-                    self.checkpointInFlight = false
-                    if self.failure == nil { self.failure = failure }
-                    self.condition.unlock()
-                }
             }
+        }
+    }
+
+    /// Hands the digest's state after `offset` bytes to the checkpoint queue (the hashing thread
+    /// owns the digest, and `checkpointInFlight` was set under the lock).
+    private func scheduleCheckpoint(at offset: Int64) {
+        guard let checkpoint = self.checkpoint else { return }
+        let state = self.digest.serializedState()
+        self.checkpoints.async { [self] in
+            var failure: PinFetchError?
+            do throws(PinFetchError) { try checkpoint(offset, state) } catch { failure = error }
+            self.condition.lock()
+            self.checkpointInFlight = false
+            if self.failure == nil { self.failure = failure }
+            self.condition.broadcast()  // a stalled hashing thread may be waiting to take the next
+            self.condition.unlock()
         }
     }
 }

@@ -22,6 +22,9 @@ final class AnswerReader: TransferDelegate {
     private var pendingReplacement: (head: ResponseHead, totalLength: Int64?, provisional: Bool)?
     /// Body bytes this answer wrote to the partial.
     private(set) var received: Int64 = 0
+    /// The byte count libcurl reported at its last progress call, and when it last changed.
+    private var lastReceived: Int64 = -1
+    private var lastChange = ContinuousClock.now
     /// For a range answer framed only by its end (chunked, or closed by the server): where the
     /// partial stood before it. Its bytes are not checkpointed, and are cut off again unless the
     /// body reaches the end its `Content-Range` announced (a lying body shows only by running past it).
@@ -137,5 +140,16 @@ final class AnswerReader: TransferDelegate {
         return true
     }
 
-    override func progress(received: Int64) -> Bool { self.download.progress() }
+    override func progress(received: Int64) -> Bool {
+        // No byte for a quarter second (libcurl calls at least once a second when idle): a
+        // stall, so the bytes before it go to the hashing thread now, to be checkpointed.
+        let now = ContinuousClock.now
+        if received != self.lastReceived {
+            self.lastReceived = received
+            self.lastChange = now
+        } else if now - self.lastChange >= .milliseconds(250) {
+            self.pipeline?.flush()
+        }
+        return self.download.progress()
+    }
 }
