@@ -79,17 +79,17 @@ import Foundation
         -> RemovedPartial?
     {
         let sidecars = Sidecars(destination: String(state.dropLast(".part.state".count)))
-        let paths = [sidecars.partial, sidecars.checkpoint]
+        // The lock first, then the ages: a download that ran meanwhile has touched its files.
+        guard let lock = try? DestinationLock(path: sidecars.lock, timeout: 0) else { return nil }  // in use
+        defer { lock.release() }
         var bytes: Int64 = 0
-        for path in paths {
+        for path in [sidecars.partial, sidecars.checkpoint] {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { continue }
             guard attributes[.type] as? FileAttributeType == .typeRegular else { return nil }
             let modified = (attributes[.modificationDate] as? Date) ?? now
             guard now.timeIntervalSince(modified) >= age else { return nil }
             bytes += (attributes[.size] as? Int64) ?? 0
         }
-        guard let lock = try? DestinationLock(path: sidecars.lock, timeout: 0) else { return nil }  // in use
-        defer { lock.release() }
         let hadPartial = FileSystem.exists(sidecars.partial)
         try FileSystem.remove(sidecars.partial)
         try FileSystem.remove(sidecars.checkpoint)
