@@ -7,7 +7,7 @@ enum GarbageCommand {
     static let usage = """
         usage: pinfetch gc [DIR ...] [--older-than DURATION]
           Removes partials pinfetch left under each DIR (default .), with their checkpoints, when
-          untouched for DURATION: a number with s, m, h or d (default 7d). Never any other file,
+          untouched for DURATION: a number and s, m, h or d (default 7d). Never any other file,
           never one whose download is running.
 
         """
@@ -21,6 +21,10 @@ enum GarbageCommand {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
+            if argument == "--" {
+                directories += arguments[index...]
+                break
+            }
             if argument == "-h" || argument == "--help" {
                 output.standardOutput(Self.usage)
                 return 0
@@ -47,7 +51,9 @@ enum GarbageCommand {
         do throws(PinFetchError) {
             let removed = try PartialCollector.collect(in: directories.isEmpty ? ["."] : directories, olderThan: age)
             for partial in removed {
-                output.standardOutput("removed \(partial.path) (\(ProgressReporter.size(partial.bytes)))\n")
+                output.standardOutput(
+                    "removed \(Self.printable(partial.path)) (\(ProgressReporter.size(partial.bytes)))\n"
+                )
             }
             let freed = removed.reduce(Int64(0)) { $0 + $1.bytes }
             output.standardError(
@@ -61,15 +67,22 @@ enum GarbageCommand {
         }
     }
 
-    /// Seconds in `text`: a non-negative number with an optional unit `s`, `m`, `h` or `d`.
+    /// `path` with control characters escaped (`\n` as `\u{A}`), so a file name cannot forge a line.
+    static func printable(_ path: String) -> String {
+        String(
+            path.unicodeScalars.map { scalar in
+                scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                    ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
+            }
+            .joined()
+        )
+    }
+
+    /// Seconds in `text`: a non-negative number followed by its unit, `s`, `m`, `h` or `d`.
     static func duration(_ text: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
-        var number = Substring(text)
-        var scale: Double = 1
-        if let unit = number.last, let factor = units[unit] {
-            scale = factor
-            number = number.dropLast()
-        }
+        guard let unit = text.last, let scale = units[unit] else { return nil }
+        let number = text.dropLast()
         guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
             let value = Double(number), value.isFinite, value >= 0
         else { return nil }

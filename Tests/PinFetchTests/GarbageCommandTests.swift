@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 import Testing
 
 @_spi(CLI) @testable import PinFetch
@@ -80,15 +81,79 @@ struct GarbageCommandTests {
 
     @Test(
         arguments: [
-            ("90", 90.0), ("90s", 90), ("30m", 1_800), ("12h", 43_200), ("7d", 604_800), ("0", 0), ("1.5h", 5_400),
+            ("90s", 90.0), ("30m", 1_800), ("12h", 43_200), ("7d", 604_800), ("0s", 0), ("1.5h", 5_400),
         ] as [(String, Double)]
     )
     func `durations`(text: String, seconds: Double) {
         #expect(GarbageCommand.duration(text) == seconds)
     }
 
-    @Test(arguments: ["", "d", "-1d", "7w", "1e3", "inf", "nan", "7 d"])
+    @Test(arguments: ["", "d", "-1d", "7w", "1e3s", "inf", "nan", "7 d", "90", "1D"])
     func `not durations`(text: String) {
         #expect(GarbageCommand.duration(text) == nil)
+    }
+
+    /// An old pinfetch partial named `name` in `directory`.
+    static func abandon(_ name: String, in directory: String) throws {
+        try Self.write([1, 2, 3], to: "\(directory)/\(name).part", age: Self.week)
+        try Self.write(Self.magic, to: "\(directory)/\(name).part.state", age: Self.week)
+    }
+
+    @Test func `a missing directory among several is exit 2 before anything is removed`() async throws {
+        try await withTemporaryDirectory { directory in
+            try Self.abandon("a", in: directory)
+            let run = await runCLI(["gc", directory, directory + "/missing", "--older-than", "1d"])
+            #expect(run.status == 2)
+            #expect(listing(directory) == ["a.part", "a.part.state"])
+        }
+    }
+
+    @Test func `a lock that is a symbolic link or a FIFO is left alone, with its partial`() async throws {
+        try await withTemporaryDirectory { directory in
+            let outside = try EndToEndTests.makeDirectory(directory + "/outside")
+            try Self.abandon("linked", in: directory)
+            try FileManager.default.createSymbolicLink(
+                atPath: "\(directory)/linked.part.lock",
+                withDestinationPath: outside + "/created"
+            )
+            try Self.abandon("fifo", in: directory)
+            #expect(mkfifo("\(directory)/fifo.part.lock", 0o600) == 0)
+            let run = await runCLI(["gc", directory, "--older-than", "1d"])
+            #expect(run.status == 0)
+            #expect(listing(outside).isEmpty)
+            #expect(
+                listing(directory) == [
+                    "fifo.part", "fifo.part.lock", "fifo.part.state", "linked.part", "linked.part.lock",
+                    "linked.part.state", "outside",
+                ]
+            )
+        }
+    }
+
+    @Test func `names are printed with control characters escaped, and an empty name is not ours`() async throws {
+        try await withTemporaryDirectory { directory in
+            try Self.abandon("a\nremoved FAKE", in: directory)
+            try Self.abandon("", in: directory)
+            let run = await runCLI(["gc", "--older-than", "1d", "--", directory])
+            #expect(run.status == 0)
+            #expect(run.standardOutput == "removed \(directory)/a\\u{A}removed FAKE.part (43 B)\n")
+            #expect(listing(directory) == [".part", ".part.state"])
+        }
+    }
+
+    @Test func `a download never creates a file through a symbolic link at its lock`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let outside = try EndToEndTests.makeDirectory(directory + "/outside")
+                try FileManager.default.createSymbolicLink(
+                    atPath: "\(directory)/out.bin.part.lock",
+                    withDestinationPath: outside + "/created"
+                )
+                let run = await runCLI(["-q", "--json", "-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 3)
+                #expect(listing(outside).isEmpty)
+                #expect(server.requests.isEmpty)
+            }
+        }
     }
 }

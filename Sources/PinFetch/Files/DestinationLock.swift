@@ -19,7 +19,8 @@ final class DestinationLock {
         self.path = path
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         while true {
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            // Never through a symbolic link: one planted there would create or lock another file.
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
             guard fd >= 0 else { throw FileSystem.error("cannot create lock file", path) }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno

@@ -40,11 +40,13 @@ import Foundation
     ) throws(PinFetchError)
         -> [RemovedPartial]
     {
-        var removed: [RemovedPartial] = []
-        for directory in directories {
+        for directory in directories {  // all checked before anything is removed
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
             else { throw PinFetchError(.usage, "\(directory) is not a directory") }
+        }
+        var removed: [RemovedPartial] = []
+        for directory in directories {
             for state in Self.checkpoints(under: directory) {
                 if let partial = try Self.collect(state, olderThan: age, now: now) { removed.append(partial) }
             }
@@ -58,7 +60,9 @@ import Foundation
         let keys: [URLResourceKey] = [.isRegularFileKey, .isSymbolicLinkKey]
         guard let walk = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys) else { return [] }
         var found: [String] = []
-        for case let url as URL in walk where url.lastPathComponent.hasSuffix(".part.state") {
+        // pinfetch never names a file ".part" (an empty name before the suffix): that one is not ours.
+        for case let url as URL in walk
+        where url.lastPathComponent.hasSuffix(".part.state") && url.lastPathComponent != ".part.state" {
             let values = try? url.resourceValues(forKeys: Set(keys))
             guard values?.isRegularFile == true, values?.isSymbolicLink != true else { continue }
             let magic = Array("pinfetch-checkpoint ".utf8)
@@ -79,6 +83,12 @@ import Foundation
         -> RemovedPartial?
     {
         let sidecars = Sidecars(destination: String(state.dropLast(".part.state".count)))
+        // A lock that is not a plain file (a symbolic link, a FIFO) is not pinfetch's: leave it all.
+        if let type = (try? FileManager.default.attributesOfItem(atPath: sidecars.lock))?[.type] as? FileAttributeType,
+            type != .typeRegular
+        {
+            return nil
+        }
         // The lock first, then the ages: a download that ran meanwhile has touched its files.
         guard let lock = try? DestinationLock(path: sidecars.lock, timeout: 0) else { return nil }  // in use
         defer { lock.release() }
