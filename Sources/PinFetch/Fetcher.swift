@@ -98,6 +98,15 @@ public struct FetchJob: Sendable, Hashable {
     }
 }
 
+extension FetchJob {
+    /// The first mirror as a result names it: encoded, a password as `***` (the text as given when
+    /// it does not parse).
+    fileprivate var shownURL: String {
+        guard let first = self.mirrors.first else { return "" }
+        return (try? HTTPURL(first))?.redacted ?? first
+    }
+}
+
 /// The shared state of one ``Fetcher/run(_:parallelism:failFast:onResult:)`` call: a queue of
 /// job indices that worker threads take from, and the results they leave.
 private final class Batch: Sendable {
@@ -154,7 +163,7 @@ private final class Batch: Sendable {
             let result: FetchResult
             if skip {
                 result = .failed(
-                    url: job.mirrors.first ?? "",
+                    url: job.shownURL,
                     path: job.destination,
                     algorithm: job.pin?.algorithm ?? .sha256,
                     error: PinFetchError(
@@ -189,7 +198,7 @@ private final class Batch: Sendable {
             return download.execute()
         } catch {
             return .failed(
-                url: job.mirrors.first ?? "",
+                url: job.shownURL,
                 path: job.destination,
                 algorithm: job.pin?.algorithm ?? .sha256,
                 error: error

@@ -186,32 +186,6 @@ struct HostileAnswerTests {
         }
     }
 
-    @Test func `an empty answer to a restart, for the same ETag, is exit 7 and keeps the partial`() async throws {
-        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                await AnswerEndToEndTests.leavePartial(server, in: directory)
-                let output = "\(directory)/out.bin"
-                let etag = (name: "ETag", value: Fixtures.etagA)
-                server.handler = { request, _ in
-                    guard request.method == "GET" else { return nil }
-                    guard request.header("Range") != nil else { return TestResponse(status: 200, headers: [etag]) }
-                    let range = "bytes \(Self.split + 10)-\(Self.total - 1)/\(Self.total)"  // not at the offset
-                    return TestResponse(
-                        status: 206,
-                        headers: [etag, (name: "Content-Range", value: range)],
-                        body: Array(Fixtures.a[(Self.split + 10)...])
-                    )
-                }
-                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
-                #expect(run.status == 7)
-                #expect(!FileManager.default.fileExists(atPath: output))
-                #expect(
-                    (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
-                )
-            }
-        }
-    }
-
     @Test func `a 200 whose Content-Range is the requested range but whose body is unframed is not appended`()
         async throws
     {
@@ -260,7 +234,12 @@ struct HostileAnswerTests {
         }
     }
 
-    @Test func `an empty chunked answer to a restart, for the same ETag, keeps the partial`() async throws {
+    @Test(arguments: [false, true])
+    func `an empty answer to a restart, for the same ETag, is exit 7 and keeps the partial`(
+        chunked: Bool
+    )
+        async throws
+    {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 await AnswerEndToEndTests.leavePartial(server, in: directory)
@@ -269,8 +248,9 @@ struct HostileAnswerTests {
                 server.handler = { request, _ in
                     guard request.method == "GET" else { return nil }
                     guard request.header("Range") != nil else {
-                        let chunked = (name: "Transfer-Encoding", value: "chunked")
-                        return TestResponse(status: 200, headers: [etag, chunked], body: Array("0\r\n\r\n".utf8))
+                        guard chunked else { return TestResponse(status: 200, headers: [etag]) }  // Content-Length: 0
+                        let coding = (name: "Transfer-Encoding", value: "chunked")
+                        return TestResponse(status: 200, headers: [etag, coding], body: Array("0\r\n\r\n".utf8))
                     }
                     let range = "bytes \(Self.split + 10)-\(Self.total - 1)/\(Self.total)"  // not at the offset
                     return TestResponse(
@@ -281,6 +261,7 @@ struct HostileAnswerTests {
                 }
                 let run = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
                 #expect(run.status == 7)
+                #expect(!FileManager.default.fileExists(atPath: output))
                 #expect(
                     (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
                 )
@@ -323,6 +304,21 @@ struct HostileAnswerTests {
                 #expect(resumed.status == 0)
                 #expect(resumed.int("resumed_from") == Self.split)
                 #expect(Self.holds(output, Fixtures.a))
+            }
+        }
+    }
+
+    @Test func `a file skipped by --fail-fast names its URL without the password`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.handler = { _, _ in TestResponse(status: 404) }
+            try await withTemporaryDirectory { directory in
+                let secret = "http://alice:S3cr3tPW@127.0.0.1:\(server.port)/second"
+                try "\(server.url("/first")) first\n\(secret) second\n"
+                    .write(toFile: "\(directory)/list", atomically: true, encoding: .utf8)
+                let run = await runCLI(Self.quiet + ["--fail-fast", "-P", directory, "-i", "\(directory)/list"])
+                #expect(run.status == 8)
+                #expect(run.string("url") == "http://alice:***@127.0.0.1:\(server.port)/second")
+                #expect(!run.standardOutput.contains("S3cr3tPW") && !run.standardError.contains("S3cr3tPW"))
             }
         }
     }

@@ -46,7 +46,7 @@ struct RetryPolicyTests {
     @Test func `a mirror not tried yet is an alternative: no wait, no retry used`() {
         var policy = Self.policy(retries: 0, mirrors: 3)
         let first = policy.next(after: .network, retryable: true, retryAfter: nil, current: 0, madeProgress: false)
-        #expect(first == RetryPolicy.Next(mirror: 1, delay: 0, isRetry: false))
+        #expect(first == RetryPolicy.Next(mirror: 1, delay: 0))
         let second = policy.next(
             after: .serverResponse,
             retryable: false,
@@ -54,7 +54,7 @@ struct RetryPolicyTests {
             current: 1,
             madeProgress: false
         )
-        #expect(second == RetryPolicy.Next(mirror: 2, delay: 0, isRetry: false))
+        #expect(second == RetryPolicy.Next(mirror: 2, delay: 0))
         // Every mirror tried and no retries left.
         #expect(policy.next(after: .network, retryable: true, retryAfter: nil, current: 2, madeProgress: false) == nil)
     }
@@ -63,7 +63,7 @@ struct RetryPolicyTests {
         var policy = Self.policy(retries: 2, mirrors: 2)
         _ = policy.next(after: .serverResponse, retryable: false, retryAfter: nil, current: 0, madeProgress: false)
         let next = policy.next(after: .network, retryable: true, retryAfter: nil, current: 1, madeProgress: false)
-        #expect(next == RetryPolicy.Next(mirror: 1, delay: 1, isRetry: true))
+        #expect(next == RetryPolicy.Next(mirror: 1, delay: 1))
     }
 
     @Test(arguments: [PinFetchError.Code.fileIO, .usage, .cancelled])

@@ -89,10 +89,10 @@ enum AnswerDecision: Hashable, Sendable {
             let sameTotal = changed || (context.totalLength.map { $0 == total } ?? true)
             let fits = length.map { $0 == last - first + 1 } ?? true
             if fits, first == 0, last + 1 == total, sameTotal { return .replace(end: total, totalLength: total) }
-            // Appended as a slice only when its Content-Length says it is exactly that slice: a body
-            // framed by its end could be anything until it ends.
-            // A 200 answers If-Range when the validator did not match (RFC 9110 §13.1.5): a slice is
-            // taken only with the validator asked for (or, between mirrors, with a pin to decide).
+            // Appended as a slice only when its Content-Length says it is exactly that slice (a body
+            // framed by its end could be anything until it ends), and with the validator asked for:
+            // a 200 answers If-Range when it did not match (RFC 9110 §13.1.5). Between mirrors the
+            // pin decides.
             let asked = context.validator.map { $0.matches(head.validator) == true } ?? context.pinned
             if length == last - first + 1, let offset = context.requestedOffset, first == offset, last + 1 == total,
                 asked, sameTotal

@@ -13,8 +13,6 @@ struct RetryPolicy {
         var mirror: Int
         /// Seconds to wait first (0 for a mirror not tried yet).
         var delay: Double
-        /// `true` when this uses up one of the retries.
-        var isRetry: Bool
     }
 
     let retries: Int
@@ -24,7 +22,7 @@ struct RetryPolicy {
     /// Draws the jittered delay from a range of seconds.
     var jitter: (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
 
-    private(set) var retriesUsed = 0
+    private var retriesUsed = 0
     private var backoffStep = 0
     private var tried = Set<Int>()
     private var dead = Set<Int>()
@@ -58,12 +56,12 @@ struct RetryPolicy {
         guard let mirror = (1...count).lazy.map({ (current + $0) % count }).first(where: { !dead.contains($0) }) else {
             return nil
         }
-        if !self.tried.contains(mirror) { return Next(mirror: mirror, delay: 0, isRetry: false) }
+        if !self.tried.contains(mirror) { return Next(mirror: mirror, delay: 0) }
         guard self.retriesUsed < self.retries else { return nil }
         self.retriesUsed += 1
         let delay = self.delay(step: self.backoffStep, retryAfter: retryAfter)
         self.backoffStep += 1
-        return Next(mirror: mirror, delay: delay, isRetry: true)
+        return Next(mirror: mirror, delay: delay)
     }
 
     /// `retryDelay × 2^step` drawn in its upper half, at least `retryAfter`, at most the maximum.
