@@ -20,10 +20,16 @@ public struct FetchOptions: Sendable {
     public var allowInsecureRedirect = false
     /// Seconds to wait for another process's lock on the destination, or `nil` to wait forever.
     public var lockTimeout: Double? = nil
-    /// Body bytes between two checkpoints.
-    public var checkpointInterval: Int64 = 32 << 20
-    /// Seconds between two checkpoints while bytes arrive.
-    public var checkpointPeriod: Double = 2
+    /// Most body bytes hashed between two durable checkpoints (`fsync` of the partial and of
+    /// its state; DESIGN.md, "The rolling hash checkpoint").
+    public var durableCheckpointInterval: Int64 = 64 << 20
+    /// Most seconds between two durable checkpoints while the partial grows.
+    public var durableCheckpointPeriod: Double = 10
+    /// Most body bytes hashed between two light checkpoints (state recorded, no `fsync`): what a
+    /// killed process loses at most, plus the bytes still being hashed.
+    public var lightCheckpointInterval: Int64 = 2 << 20
+    /// Most seconds between two light checkpoints while the partial grows, stalls included.
+    public var lightCheckpointPeriod: Double = 0.5
     /// A content-addressed cache of verified files (``DigestCache``), or `nil` for none.
     public var cacheDirectory: String? = nil
     /// Called from the transfer thread as bytes arrive (five times a second at most).

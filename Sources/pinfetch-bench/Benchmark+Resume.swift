@@ -134,10 +134,16 @@ extension Benchmark {
         return offset
     }
 
-    /// The `"offset":N` of a checkpoint file.
+    /// The largest `"offset":N` among the records of a checkpoint file (its slots hold two durable
+    /// records and a light one; after SIGTERM the newest durable one is the largest).
     static func checkpointOffset(_ path: String) -> Int? {
         let text = FileTools.readText(path)
-        guard let key = text.range(of: "\"offset\":") else { return nil }
-        return Int(text[key.upperBound...].prefix { $0.isNumber })
+        var offsets: [Int] = []
+        var rest = text[...]
+        while let key = rest.range(of: "\"offset\":") {
+            rest = rest[key.upperBound...]
+            if let offset = Int(rest.prefix { $0.isNumber }) { offsets.append(offset) }
+        }
+        return offsets.max()
     }
 }

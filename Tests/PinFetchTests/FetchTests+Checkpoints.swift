@@ -12,7 +12,7 @@ extension FetchTests {
                 #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
                 let state = "\(directory)/out.bin.part.state"
                 let original = try #require(contents(state))
-                try Data(damage.apply(to: original)).write(to: URL(filePath: state))
+                try Data(damage.apply(toStateFile: original)).write(to: URL(filePath: state))
                 let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
                 #expect(run.status == 0)
                 #expect(server.requests.allSatisfy { $0.method == "GET" })  // nothing to decide: no HEAD
@@ -65,11 +65,7 @@ extension FetchTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
-                let state = "\(directory)/out.bin.part.state"
-                let saved = try #require(contents(state))
-                var checkpoint = try #require(Checkpoint(decoding: saved))
-                checkpoint.libraryVersion &+= 1
-                try Data(checkpoint.encoded()).write(to: URL(filePath: state))
+                try rewriteRecords(in: "\(directory)/out.bin.part.state") { $0.libraryVersion &+= 1 }
                 let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
                 #expect(run.status == 0)
                 #expect(run.int("resumed_from") == 400_000)
@@ -94,28 +90,41 @@ extension FetchTests {
         }
     }
 
-    @Test func `a stalled transfer still takes its checkpoint once the period has passed`() async throws {
+    @Test func `a stalled transfer still takes both kinds of checkpoint once their periods have passed`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             server.faults = TestFaults(stallAfterBodyBytes: 400_000)
             try await withTemporaryDirectory { directory in
                 var options = FetchOptions()
                 options.stallTimeout = 30
                 options.retries = 0
-                options.checkpointPeriod = 1
+                options.durableCheckpointPeriod = 1.5
                 let output = "\(directory)/out.bin"
+                let started = ContinuousClock.now
                 let fetch = Task { await Fetcher(options: options).run(server.url(), to: output) }
-                // The 400,000 bytes arrive well inside the first period; then nothing more comes.
+                // The 400,000 bytes arrive well inside the first periods; then nothing more comes.
                 let deadline = ContinuousClock.now + .seconds(10)
-                var checkpoint: Checkpoint?
-                while checkpoint == nil, ContinuousClock.now < deadline {
+                var light: Checkpoint?
+                var lightSeen: Duration?
+                var durable: Checkpoint?
+                while durable == nil, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(50))
-                    checkpoint = FileSystem.readSmallFile(output + ".part.state", limit: Checkpoint.maximumSize)
-                        .flatMap { Checkpoint(decoding: $0) }
+                    let records = CheckpointFile.read(output + ".part.state")
+                    if light == nil, let record = records?.light {
+                        (light, lightSeen) = (record, ContinuousClock.now - started)
+                    }
+                    durable = records?.durable.first
                 }
                 let stalled = server.bodyBytesSent
                 fetch.cancel()
                 let result = await fetch.value
-                #expect(checkpoint?.offset == 400_000)
+                #expect(light?.offset == 400_000)
+                // The bytes reach the hashing thread at libcurl's next progress call (at least once
+                // a second when idle); the light checkpoint's timer has fired by then.
+                #expect(
+                    lightSeen.map { $0 < .seconds(2.5) } == true,
+                    "light checkpoint after \(String(describing: lightSeen))"
+                )
+                #expect(durable?.offset == 400_000)
                 #expect(stalled == 400_000)
                 #expect(result.error?.code == .cancelled)
             }

@@ -51,7 +51,7 @@ struct FileSystemFailureTests {
                 try Data(count: free - 200_000).write(to: URL(filePath: filler))
 
                 var options = FetchOptions()
-                options.checkpointInterval = 64 * 1024
+                options.durableCheckpointInterval = 64 * 1024
                 let pin = try Pin(sha256Hex: Fixtures.sha256A)
                 let failed = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
                 let error = try #require(failed.error)
@@ -59,8 +59,9 @@ struct FileSystemFailureTests {
                 #expect(error.message.contains(output))
                 #expect(!FileManager.default.fileExists(atPath: output))
                 let kept = try #require(FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int)
-                let saved = try #require(contents(output + ".part.state"))
-                #expect(Checkpoint(decoding: saved)?.offset == Int64(kept))  // cut back to the durable checkpoint
+                let saved = try #require(CheckpointFile.read(output + ".part.state"))
+                #expect(saved.durable.first?.offset == Int64(kept))  // cut back to the durable checkpoint
+                #expect(saved.light == nil)
                 #expect(kept >= 300_000)
                 #expect(contents(output + ".part") == Array(Fixtures.a[..<kept]))
 

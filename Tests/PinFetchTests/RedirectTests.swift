@@ -80,8 +80,8 @@ struct RedirectTests {
                     target.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
                     let first = await runCLI(Self.quiet + ["--retries", "0", "-o", output, origin.url()])
                     #expect(first.status == 4)
-                    let saved = try #require(contents(output + ".part.state"))
-                    #expect(Checkpoint(decoding: saved)?.url == origin.url())  // the original URL, not the target
+                    let saved = try #require(CheckpointFile.read(output + ".part.state"))
+                    #expect(saved.durable.first?.url == origin.url())  // the original URL, not the target
 
                     target.enqueueFaults(TestFaults(closeAfterBodyBytes: 200_000))
                     let second = await runCLI(

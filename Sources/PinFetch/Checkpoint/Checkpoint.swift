@@ -1,10 +1,13 @@
 import Foundation
 
-/// The durable record of a partial download, kept in `<dest>.part.state` (DESIGN.md).
+/// One checkpoint of a partial download: a record in one slot of `<dest>.part.state`
+/// (``CheckpointFile``, DESIGN.md "The rolling hash checkpoint").
 ///
 /// It says which representation the partial belongs to (original URL, validator, total
-/// length), how many bytes of `<dest>.part` are durable (`offset`, bytes), and the hash state
-/// after exactly those bytes, so a resume hashes only what comes next. On disk:
+/// length), how many bytes of `<dest>.part` it covers (`offset`, bytes), the hash state after
+/// exactly those bytes, so a resume hashes only what comes next, and a digest of the 64 KiB
+/// before `offset`, so a resume can tell a tail that changed since. A durable record's bytes
+/// were `fsync`ed before it was written; a light record's were only written. One record:
 ///
 /// ```text
 /// pinfetch-checkpoint 1
@@ -19,6 +22,8 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// The record's format; a record of another version is ignored.
     static let formatVersion = 1
     private static let magic = "pinfetch-checkpoint \(Checkpoint.formatVersion)\n"
+    /// How every record starts, whatever its version.
+    static let magicPrefix = Array("pinfetch-checkpoint ".utf8)
     /// Records larger than this are not read (bytes).
     static let maximumSize = 64 * 1024
 
@@ -41,6 +46,14 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// What `<dest>.part` looked like when the record was written, so a resume can tell a partial
     /// that was replaced or edited since; `nil` in records that do not say.
     var partialIdentity: PartialIdentity?
+    /// SHA-256 of the ``tailLength(before:)`` bytes before `offset`; `nil` in records that do not say.
+    var tailDigest: [UInt8]?
+    /// Orders durable records: the one with the highest number is the newest; `nil` in light
+    /// records and in records of the first format, which had one record per file.
+    var sequence: UInt64?
+
+    /// Bytes of `<dest>.part` before an offset that ``tailDigest`` covers: 64 KiB, or all of them.
+    static func tailLength(before offset: Int64) -> Int64 { min(offset, 64 * 1024) }
 
     /// The record's bytes, as written to disk.
     func encoded() -> [UInt8] {
@@ -78,7 +91,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case url, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
-        case partialIdentity
+        case partialIdentity, tailDigest, sequence
     }
 
     init(
@@ -90,7 +103,9 @@ struct Checkpoint: Hashable, Sendable, Codable {
         hashState: [UInt8],
         hashStateSize: Int,
         libraryVersion: UInt64,
-        partialIdentity: PartialIdentity? = nil
+        partialIdentity: PartialIdentity? = nil,
+        tailDigest: [UInt8]? = nil,
+        sequence: UInt64? = nil
     ) {
         self.url = url
         self.validator = validator
@@ -101,6 +116,8 @@ struct Checkpoint: Hashable, Sendable, Codable {
         self.hashStateSize = hashStateSize
         self.libraryVersion = libraryVersion
         self.partialIdentity = partialIdentity
+        self.tailDigest = tailDigest
+        self.sequence = sequence
     }
 
     init(from decoder: any Decoder) throws {
@@ -118,6 +135,17 @@ struct Checkpoint: Hashable, Sendable, Codable {
         self.hashStateSize = try container.decode(Int.self, forKey: .hashStateSize)
         self.libraryVersion = try container.decode(UInt64.self, forKey: .libraryVersion)
         self.partialIdentity = try container.decodeIfPresent(PartialIdentity.self, forKey: .partialIdentity)
+        if let tail = try container.decodeIfPresent(String.self, forKey: .tailDigest) {
+            guard let data = Data(base64Encoded: tail), data.count == HashAlgorithm.sha256.digestLength else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .tailDigest,
+                    in: container,
+                    debugDescription: "not a digest"
+                )
+            }
+            self.tailDigest = [UInt8](data)
+        }
+        self.sequence = try container.decodeIfPresent(UInt64.self, forKey: .sequence)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -131,6 +159,8 @@ struct Checkpoint: Hashable, Sendable, Codable {
         try container.encode(self.hashStateSize, forKey: .hashStateSize)
         try container.encode(self.libraryVersion, forKey: .libraryVersion)
         try container.encodeIfPresent(self.partialIdentity, forKey: .partialIdentity)
+        try container.encodeIfPresent(self.tailDigest.map { Data($0).base64EncodedString() }, forKey: .tailDigest)
+        try container.encodeIfPresent(self.sequence, forKey: .sequence)
     }
 }
 

@@ -1,27 +1,38 @@
 import Synchronization
 
 /// Writes the checkpoints of one partial from a snapshot of what it holds (URL, validator,
-/// total length, algorithm), so the hashing pipeline's thread never reads the download's state.
+/// total length, algorithm), so the hashing pipeline's threads never read the download's state.
 ///
-/// Write order (DESIGN.md): data `fsync` → checkpoint to a temporary file → `fsync` → `rename`.
+/// Two kinds (DESIGN.md, "The rolling hash checkpoint"): a durable checkpoint makes the data
+/// durable first (`fsync(.part)`), then its record (``CheckpointFile/writeDurable(_:)``); a light
+/// one only records where the written bytes end and the hash state there, without `fsync`. Both
+/// keep the SHA-256 of the 64 KiB before their offset, read back from the partial. A light and
+/// a durable checkpoint may be written at once, from two threads.
 final class CheckpointWriter: Sendable {
-    /// `<dest>.part.state`.
-    let path: String
+    /// Which kind of checkpoint.
+    enum Kind: Sendable {
+        /// Data and record made durable with `fsync`.
+        case durable
+        /// Record written after the data, nothing made durable.
+        case light
+    }
+
+    let file: CheckpointFile
     private let partial: PartialFile
     private let record: Checkpoint
     private let durable: Atomic<Int64>
 
+    /// The checkpoints of a body; `nil` when the partial cannot be resumed (no
+    /// validator) or its record would not fit in a slot (a URL of tens of KiB).
     /// - Parameters:
-    ///   - path: The checkpoint's path.
+    ///   - path: The state file's path.
     ///   - partial: The open partial whose bytes the checkpoints describe.
-    ///   - state: The representation the partial holds; `nil` unless it has a validator.
+    ///   - state: The representation the partial holds.
     ///   - url: The mirror that served the partial's bytes (the checkpoint ties them to it).
-    ///   - durableOffset: Bytes already covered by a checkpoint on disk.
+    ///   - durableOffset: Bytes already covered by a durable checkpoint on disk.
     init?(path: String, partial: PartialFile, state: PartialState, url: String, durableOffset: Int64) {
         guard let validator = state.validator else { return nil }
-        self.path = path
-        self.partial = partial
-        self.record = Checkpoint(
+        let record = Checkpoint(
             url: url,
             validator: validator,
             totalLength: state.totalLength,
@@ -31,22 +42,40 @@ final class CheckpointWriter: Sendable {
             hashStateSize: RunningDigest.stateSize(of: state.algorithm),
             libraryVersion: RunningDigest.libraryVersion
         )
+        // The largest record this writer will produce: full state, identity, tail and sequence.
+        var largest = record
+        largest.offset = .max
+        largest.hashState = [UInt8](repeating: 0xFF, count: largest.hashStateSize)
+        largest.partialIdentity = PartialIdentity(device: .max, inode: .max, size: .max, modified: .max)
+        largest.tailDigest = [UInt8](repeating: 0xFF, count: HashAlgorithm.sha256.digestLength)
+        largest.sequence = .max
+        guard CheckpointFile.fits(largest) else { return nil }
+        self.file = CheckpointFile(path: path)
+        self.partial = partial
+        self.record = record
         self.durable = Atomic(durableOffset)
     }
 
-    /// The offset of the last checkpoint written (its bytes are durable).
+    /// The offset of the last durable checkpoint written.
     var durableOffset: Int64 { self.durable.load(ordering: .acquiring) }
 
-    /// Makes the first `offset` bytes durable and records `state`, the digest after exactly them.
-    /// - Throws: ``PinFetchError/Code/fileIO`` when a write or `fsync` fails.
-    func write(offset: Int64, state: [UInt8]) throws(PinFetchError) {
+    /// Records that the first `offset` bytes of the partial hash to `state`; a durable
+    /// checkpoint makes those bytes durable first.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when a read, write or `fsync` fails.
+    func write(_ kind: Kind, offset: Int64, state: [UInt8]) throws(PinFetchError) {
         guard offset > 0 else { return }
-        try self.partial.synchronize()
+        if kind == .durable { try self.partial.synchronize() }
         var record = self.record
         record.offset = offset
         record.hashState = state
         record.partialIdentity = try self.partial.identity()
-        try FileSystem.replaceAtomically(self.path, with: record.encoded())
-        self.durable.store(offset, ordering: .releasing)
+        record.tailDigest = try self.partial.tailDigest(before: offset)
+        switch kind {
+        case .durable:
+            try self.file.writeDurable(record)
+            self.durable.store(offset, ordering: .releasing)
+        case .light:
+            try self.file.writeLight(record)
+        }
     }
 }

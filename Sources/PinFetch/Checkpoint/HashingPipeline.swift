@@ -2,27 +2,45 @@ import Dispatch
 import Foundation
 
 /// Hashes body bytes on its own thread while the transfer thread receives and writes them, and
-/// takes checkpoints on a third, so neither hashing nor `fsync` holds up the network.
+/// takes checkpoints on two more (one per kind: a slow `fsync` never holds up a light
+/// checkpoint), so neither hashing nor `fsync` holds up the network.
 ///
 /// The transfer thread writes each piece to `<dest>.part` itself, then ``submit(_:)`` copies it
 /// into one of a fixed set of buffers (memory stays flat; when all are in use the transfer
 /// thread waits, so a slow disk or CPU slows the transfer instead of growing the heap). The
 /// hashing thread feeds them to the digest in order. Because bytes are written before they are
 /// hashed, the durable data always reaches at least the hashed offset: a checkpoint of
-/// (hashed offset, hash state) taken after an `fsync` never describes bytes that are not durable.
+/// (hashed offset, hash state) taken after an `fsync` never describes bytes that are not durable,
+/// and a light one never describes bytes that were not written.
 ///
 /// `@unchecked Sendable`: the buffers and counters are guarded by `condition`; `digest` belongs
 /// to the hashing thread between ``init`` and the return of ``finish()``.
 final class HashingPipeline: @unchecked Sendable {
-    /// Takes a checkpoint for `offset` with the digest `state` there; runs off the hashing thread.
-    typealias Checkpoint = @Sendable (_ offset: Int64, _ state: [UInt8]) throws(PinFetchError) -> Void
+    /// Takes a checkpoint of a kind for `offset` with the digest `state` there; runs off the
+    /// hashing thread, at most one of each kind at a time.
+    typealias Checkpoint =
+        @Sendable (_ kind: CheckpointWriter.Kind, _ offset: Int64, _ state: [UInt8]) throws(PinFetchError) -> Void
+
+    /// How often checkpoints are taken (``FetchOptions``: bytes and seconds for each kind).
+    struct Cadence: Sendable {
+        var durableInterval: Int64
+        var durablePeriod: Double
+        var lightInterval: Int64
+        var lightPeriod: Double
+
+        init(_ options: FetchOptions) {
+            self.durableInterval = options.durableCheckpointInterval
+            self.durablePeriod = options.durableCheckpointPeriod
+            self.lightInterval = options.lightCheckpointInterval
+            self.lightPeriod = options.lightCheckpointPeriod
+        }
+    }
 
     private let digest: RunningDigest
     private let checkpoint: Checkpoint?
-    private let checkpointInterval: Int64
-    private let checkpointPeriod: Double
     private let condition = NSCondition()
-    private let checkpoints = DispatchQueue(label: "pinfetch.checkpoint")
+    private let durableQueue = DispatchQueue(label: "pinfetch.checkpoint.durable")
+    private let lightQueue = DispatchQueue(label: "pinfetch.checkpoint.light")
     private let storage: UnsafeMutableRawPointer
     private let bufferSize: Int
 
@@ -31,7 +49,8 @@ final class HashingPipeline: @unchecked Sendable {
     private var filled: [(index: Int, count: Int)] = []
     private var closed = false
     private var workerDone = false
-    private var checkpointInFlight = false
+    private var durable: CheckpointClock
+    private var light: CheckpointClock
     private var failure: PinFetchError?
 
     // Owned by the transfer thread.
@@ -42,16 +61,14 @@ final class HashingPipeline: @unchecked Sendable {
     ///   - digest: The running digest, already at `offset` bytes.
     ///   - offset: The representation offset of the first byte to come.
     ///   - bufferSize: Bytes per buffer; `bufferCount` of them are allocated once.
-    ///   - checkpointInterval: Bytes hashed between two checkpoints.
-    ///   - checkpointPeriod: Seconds between two checkpoints while bytes arrive.
+    ///   - cadence: When each kind of checkpoint comes due.
     ///   - checkpoint: Writes a checkpoint, or `nil` when the partial cannot be resumed.
     init(
         digest: RunningDigest,
         offset: Int64,
         bufferSize: Int = 1 << 20,
         bufferCount: Int = 4,
-        checkpointInterval: Int64,
-        checkpointPeriod: Double,
+        cadence: Cadence,
         checkpoint: Checkpoint?
     ) {
         self.digest = digest
@@ -59,8 +76,13 @@ final class HashingPipeline: @unchecked Sendable {
         self.storage = .allocate(byteCount: bufferSize * bufferCount, alignment: 64)
         self.free = Array(0..<bufferCount)
         self.checkpoint = checkpoint
-        self.checkpointInterval = checkpointInterval
-        self.checkpointPeriod = checkpointPeriod
+        let now = Date()
+        self.durable = CheckpointClock(
+            interval: cadence.durableInterval,
+            period: cadence.durablePeriod,
+            mark: (offset, now)
+        )
+        self.light = CheckpointClock(interval: cadence.lightInterval, period: cadence.lightPeriod, mark: (offset, now))
         let thread = Thread { [self] in self.hashLoop(offset: offset) }
         thread.name = "pinfetch.hash"
         thread.start()
@@ -101,7 +123,8 @@ final class HashingPipeline: @unchecked Sendable {
         self.condition.broadcast()
         while !self.workerDone { self.condition.wait() }
         self.condition.unlock()
-        self.checkpoints.sync {}  // the checkpoint in flight, if any
+        self.durableQueue.sync {}  // the checkpoints in flight, if any
+        self.lightQueue.sync {}
         return self.error
     }
 
@@ -129,34 +152,23 @@ final class HashingPipeline: @unchecked Sendable {
 
     private func hashLoop(offset start: Int64) {
         var offset = start
-        var lastCheckpoint = start
-        var lastCheckpointTime = Date()
         while true {
             self.condition.lock()
-            // Waiting for bytes: a stalled transfer still gets its checkpoint once the period
-            // has passed, so what arrived before the stall survives a kill during it.
-            var stalledCheckpointDue = false
+            // Waiting for bytes: a checkpoint still comes due once its period has passed, so what
+            // arrived before a stall survives a kill during it.
+            var due: [CheckpointWriter.Kind] = []
             while self.filled.isEmpty && !self.closed {
-                let canCheckpoint =
-                    self.checkpoint != nil && offset > lastCheckpoint && !self.checkpointInFlight
-                    && self.failure == nil
-                guard canCheckpoint else {
+                due = self.takeDueCheckpoints(at: offset, now: Date())
+                guard due.isEmpty else { break }
+                if let deadline = self.nextDeadline(at: offset) {
+                    _ = self.condition.wait(until: deadline)
+                } else {
                     self.condition.wait()
-                    continue
                 }
-                let deadline = lastCheckpointTime.addingTimeInterval(self.checkpointPeriod)
-                if Date() >= deadline {
-                    stalledCheckpointDue = true
-                    break
-                }
-                _ = self.condition.wait(until: deadline)
             }
-            if stalledCheckpointDue {
-                self.checkpointInFlight = true
+            if !due.isEmpty {
                 self.condition.unlock()
-                self.scheduleCheckpoint(at: offset)
-                lastCheckpoint = offset
-                lastCheckpointTime = Date()
+                self.schedule(due, at: offset)
                 continue
             }
             guard !self.filled.isEmpty else {
@@ -173,35 +185,71 @@ final class HashingPipeline: @unchecked Sendable {
 
             self.condition.lock()
             self.free.append(index)
-            let due =
-                self.checkpoint != nil && !self.checkpointInFlight && self.failure == nil
-                && (offset - lastCheckpoint >= self.checkpointInterval
-                    || Date().timeIntervalSince(lastCheckpointTime) >= self.checkpointPeriod)
-            if due { self.checkpointInFlight = true }
+            due = self.takeDueCheckpoints(at: offset, now: Date())
             self.condition.broadcast()
             self.condition.unlock()
-
-            if due {
-                self.scheduleCheckpoint(at: offset)
-                lastCheckpoint = offset
-                lastCheckpointTime = Date()
-            }
+            self.schedule(due, at: offset)
         }
     }
 
-    /// Hands the digest's state after `offset` bytes to the checkpoint queue (the hashing thread
-    /// owns the digest, and `checkpointInFlight` was set under the lock).
-    private func scheduleCheckpoint(at offset: Int64) {
-        guard let checkpoint = self.checkpoint else { return }
-        let state = self.digest.serializedState()
-        self.checkpoints.async { [self] in
-            var failure: PinFetchError?
-            do throws(PinFetchError) { try checkpoint(offset, state) } catch { failure = error }
-            self.condition.lock()
-            self.checkpointInFlight = false
-            if self.failure == nil { self.failure = failure }
-            self.condition.broadcast()  // a stalled hashing thread may be waiting to take the next
-            self.condition.unlock()
+    /// The checkpoints due at `offset`, marked in flight. A durable one makes a light one at the
+    /// same offset pointless; a light one does not wait for a slow durable one. Under `condition`.
+    private func takeDueCheckpoints(at offset: Int64, now: Date) -> [CheckpointWriter.Kind] {
+        guard self.checkpoint != nil, self.failure == nil else { return [] }
+        if !self.durable.inFlight, self.durable.isDue(at: offset, now: now) {
+            self.durable.taken(at: offset, now: now)
+            self.light.mark = (offset, now)
+            return [.durable]
         }
+        if !self.light.inFlight, offset > self.durable.mark.offset, self.light.isDue(at: offset, now: now) {
+            self.light.taken(at: offset, now: now)
+            return [.light]
+        }
+        return []
+    }
+
+    /// When the next checkpoint comes due if no byte arrives, or `nil` for none. Under `condition`.
+    private func nextDeadline(at offset: Int64) -> Date? {
+        guard self.checkpoint != nil, self.failure == nil else { return nil }
+        return [self.durable, self.light].filter { !$0.inFlight && offset > $0.mark.offset }
+            .map { $0.mark.time.addingTimeInterval($0.period) }.min()
+    }
+
+    /// Hands the digest's state after `offset` bytes to the checkpoints' queues (the hashing
+    /// thread owns the digest; the kinds were marked in flight under the lock).
+    private func schedule(_ kinds: [CheckpointWriter.Kind], at offset: Int64) {
+        guard let checkpoint = self.checkpoint, !kinds.isEmpty else { return }
+        let state = self.digest.serializedState()
+        for kind in kinds {
+            let queue = kind == .durable ? self.durableQueue : self.lightQueue
+            queue.async { [self] in
+                var failure: PinFetchError?
+                do throws(PinFetchError) { try checkpoint(kind, offset, state) } catch { failure = error }
+                self.condition.lock()
+                if kind == .durable { self.durable.inFlight = false } else { self.light.inFlight = false }
+                if self.failure == nil { self.failure = failure }
+                self.condition.broadcast()  // a stalled hashing thread may be waiting to take the next
+                self.condition.unlock()
+            }
+        }
+    }
+}
+
+/// When one kind of checkpoint comes due: `interval` bytes or `period` seconds after the last.
+private struct CheckpointClock {
+    let interval: Int64
+    let period: Double
+    /// Where and when the last one of this kind was taken.
+    var mark: (offset: Int64, time: Date)
+    var inFlight = false
+
+    func isDue(at offset: Int64, now: Date) -> Bool {
+        offset > self.mark.offset
+            && (offset - self.mark.offset >= self.interval || now.timeIntervalSince(self.mark.time) >= self.period)
+    }
+
+    mutating func taken(at offset: Int64, now: Date) {
+        self.mark = (offset, now)
+        self.inFlight = true
     }
 }

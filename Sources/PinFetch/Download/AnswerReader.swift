@@ -22,9 +22,8 @@ final class AnswerReader: TransferDelegate {
     private var pendingReplacement: (head: ResponseHead, totalLength: Int64?, provisional: Bool)?
     /// Body bytes this answer wrote to the partial.
     private(set) var received: Int64 = 0
-    /// The byte count libcurl reported at its last progress call, and when it last changed.
-    private var lastReceived: Int64 = -1
-    private var lastChange = ContinuousClock.now
+    /// When the bytes written were last handed to the hashing thread as they stood.
+    private var lastFlush = ContinuousClock.now
     /// For a range answer framed only by its end (chunked, or closed by the server): where the
     /// partial stood before it. Its bytes are not checkpointed, and are cut off again unless the
     /// body reaches the end its `Content-Range` announced (a lying body shows only by running past it).
@@ -141,13 +140,12 @@ final class AnswerReader: TransferDelegate {
     }
 
     override func progress(received: Int64) -> Bool {
-        // No byte for a quarter second (libcurl calls at least once a second when idle): a
-        // stall, so the bytes before it go to the hashing thread now, to be checkpointed.
+        // At least every quarter second (libcurl calls at least once a second, even when idle),
+        // the bytes in a partly filled buffer go to the hashing thread, so a slow or stalled
+        // transfer still gets them hashed and checkpointed within the light period.
         let now = ContinuousClock.now
-        if received != self.lastReceived {
-            self.lastReceived = received
-            self.lastChange = now
-        } else if now - self.lastChange >= .milliseconds(250) {
+        if now - self.lastFlush >= .milliseconds(250) {
+            self.lastFlush = now
             self.pipeline?.flush()
         }
         return self.download.progress()

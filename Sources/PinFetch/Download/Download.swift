@@ -127,8 +127,8 @@ final class Download {
             control.isCancelled
         }
         defer { lock.release() }
-        // A run killed while writing a checkpoint or placing a cache entry leaves a temporary;
-        // holding the lock, no one else is writing them.
+        // A run killed while placing a cache entry (or, in versions before the checkpoint slots,
+        // writing a checkpoint) leaves a temporary; holding the lock, no one else is writing them.
         try FileSystem.remove(sidecars.checkpointTemporary)
         try FileSystem.remove(sidecars.cachePlacement)
         if let digest = try self.verifyExistingDestination() { return digest }
@@ -164,36 +164,25 @@ final class Download {
     /// downloads what is missing.
     private func takeOverPartial() throws(PinFetchError) {
         let sidecars = self.sidecars
-        var checkpoint = FileSystem.readSmallFile(sidecars.checkpoint, limit: Checkpoint.maximumSize)
-            .flatMap { Checkpoint(decoding: $0) }
-        if let source = checkpoint?.url, let index = self.mirrors.firstIndex(where: { $0.text == source }) {
+        let records = CheckpointFile.read(sidecars.checkpoint) ?? CheckpointFile.Records()
+        let newest = records.durable.first ?? records.light
+        if self.pin == nil, let algorithm = newest?.algorithm, algorithm != self.state.algorithm {
+            self.state.algorithm = algorithm  // hash on with what the partial was hashed with
+            self.digest = RunningDigest(algorithm: algorithm)
+        }
+        var recovery: CheckpointRecovery?
+        if newest != nil, let partial = try? PartialFile(path: sidecars.partial, readOnly: true) {
+            recovery = try CheckpointRecovery.recover(records, partial: partial, algorithm: self.state.algorithm)
+        }
+        self.rehashedBytes += recovery?.rehashedBytes ?? 0
+        if let source = recovery?.checkpoint.url, let index = self.mirrors.firstIndex(where: { $0.text == source }) {
             self.mirrorIndex = index  // continue where the partial came from
         }
         // HEAD only helps decide about a partial with a checkpoint: without one, the partial is
         // discarded whatever HEAD says, and the GET says all there is to know.
-        let probe = checkpoint != nil && FileSystem.exists(sidecars.partial) ? self.probe() : nil
-        if self.pin == nil, let algorithm = checkpoint?.algorithm, algorithm != self.state.algorithm {
-            self.state.algorithm = algorithm  // hash on with what the partial was hashed with
-            self.digest = RunningDigest(algorithm: algorithm)
-        }
-        var restored: RunningDigest?
-        if let record = checkpoint, record.algorithm == self.state.algorithm,
-            record.hashStateSize == RunningDigest.stateSize(of: record.algorithm),
-            record.libraryVersion == RunningDigest.libraryVersion
-        {
-            restored = RunningDigest(algorithm: record.algorithm, restoring: record.hashState, offset: record.offset)
-            if restored == nil { checkpoint = nil }  // inconsistent: never trusted
-        }
-        // A partial replaced or edited since its checkpoint no longer holds the bytes the hash
-        // state covers: hash what it holds now (the pin then decides), instead of trusting it.
-        if let recorded = checkpoint?.partialIdentity,
-            let current = try? PartialFile(path: sidecars.partial, readOnly: true).identity(),
-            !recorded.mayDescribe(current)
-        {
-            restored = nil
-        }
+        let probe = recovery != nil ? self.probe() : nil
         let decision = ResumeDecision.decide(
-            checkpoint: checkpoint,
+            checkpoint: recovery?.checkpoint,
             partialSize: FileSystem.size(of: sidecars.partial),
             url: self.currentURL,
             algorithm: self.state.algorithm,
@@ -205,10 +194,10 @@ final class Download {
             try self.discardPartial()
             try self.download()
         case .resume:
-            try self.restore(checkpoint!, digest: restored)
+            try self.restore(recovery!)
             try self.download()
         case .finalize:
-            try self.restore(checkpoint!, digest: restored)
+            try self.restore(recovery!)
         }
     }
 

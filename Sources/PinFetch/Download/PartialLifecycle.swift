@@ -1,16 +1,13 @@
 extension Download {
-    /// Takes over a partial at `checkpoint.offset`: the checkpoint's hash state when it could
-    /// be restored, else the partial's first `offset` bytes hashed again from disk.
-    func restore(_ checkpoint: Checkpoint, digest restored: RunningDigest?) throws(PinFetchError) {
+    /// Takes over a partial at the recovered checkpoint: cuts off the bytes past it (no
+    /// checkpoint covers them) and continues its digest. A light checkpoint is made durable
+    /// first, so everything before the offset resumed from is durable.
+    func restore(_ recovery: CheckpointRecovery) throws(PinFetchError) {
+        let checkpoint = recovery.checkpoint
         let partial = try PartialFile(path: self.sidecars.partial)
-        try partial.truncate(to: checkpoint.offset)  // bytes past it were never covered durably
+        try partial.truncate(to: checkpoint.offset)
         self.partial = partial
-        if let restored {
-            self.digest = restored
-        } else {
-            self.digest = RunningDigest(algorithm: self.state.algorithm)
-            try self.rehash(partial, upTo: checkpoint.offset, into: self.digest)
-        }
+        self.digest = recovery.digest
         self.state.offset = checkpoint.offset
         self.state.validator = checkpoint.validator
         self.state.source = checkpoint.url
@@ -18,23 +15,16 @@ extension Download {
         self.state.resumable = true
         self.state.spliced = true
         self.state.resumedFrom = checkpoint.offset
-        self.durableOffset = checkpoint.offset
+        if recovery.isLight {
+            try self.saveCheckpoint()
+        } else {
+            self.durableOffset = checkpoint.offset
+        }
     }
 
     /// Feeds the first `end` bytes of `file` to `digest`, counting them in `rehashedBytes`.
     func rehash(_ file: PartialFile, upTo end: Int64, into digest: RunningDigest) throws(PinFetchError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        var position: Int64 = 0
-        while position < end {
-            let slice = UnsafeMutableRawBufferPointer(
-                rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))]
-            )
-            let count = try file.read(into: slice, at: position)
-            guard count > 0 else { throw PinFetchError(.fileIO, "\(file.path) ended at byte \(position)") }
-            digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
-            position += Int64(count)
-        }
+        try file.hash(from: 0, to: end, into: digest)
         self.rehashedBytes += end
     }
 
@@ -94,26 +84,26 @@ extension Download {
     /// ``HashingPipeline/finish()``, with a ``CheckpointWriter`` on a snapshot of the state when
     /// the partial can be resumed.
     func startBody(checkpointed: Bool = true) -> (HashingPipeline, CheckpointWriter?) {
-        let writer =
-            self.state.resumable && checkpointed
-            ? self.partial.flatMap { partial in
-                CheckpointWriter(
-                    path: self.sidecars.checkpoint,
-                    partial: partial,
-                    state: self.state,
-                    url: self.state.source ?? self.currentURL,
-                    durableOffset: self.durableOffset
-                )
-            } : nil
+        var writer: CheckpointWriter?
+        if self.state.resumable, checkpointed, let partial = self.partial {
+            writer = CheckpointWriter(
+                path: self.sidecars.checkpoint,
+                partial: partial,
+                state: self.state,
+                url: self.state.source ?? self.currentURL,
+                durableOffset: self.durableOffset
+            )
+        }
         var checkpoint: HashingPipeline.Checkpoint?
         if let writer {
-            checkpoint = { offset, state throws(PinFetchError) in try writer.write(offset: offset, state: state) }
+            checkpoint = { kind, offset, state throws(PinFetchError) in
+                try writer.write(kind, offset: offset, state: state)
+            }
         }
         let pipeline = HashingPipeline(
             digest: self.digest,
             offset: self.state.offset,
-            checkpointInterval: self.options.checkpointInterval,
-            checkpointPeriod: self.options.checkpointPeriod,
+            cadence: HashingPipeline.Cadence(self.options),
             checkpoint: checkpoint
         )
         return (pipeline, writer)
@@ -156,7 +146,7 @@ extension Download {
         self.state.offset = point.offset
     }
 
-    /// Takes a checkpoint at the offset from the download's thread (no body streaming).
+    /// Takes a durable checkpoint at the offset from the download's thread (no body streaming).
     func saveCheckpoint() throws(PinFetchError) {
         guard self.state.resumable, self.state.offset > 0, let partial = self.partial,
             let writer = CheckpointWriter(
@@ -167,7 +157,7 @@ extension Download {
                 durableOffset: self.durableOffset
             )
         else { return }
-        try writer.write(offset: self.state.offset, state: self.digest.serializedState())
+        try writer.write(.durable, offset: self.state.offset, state: self.digest.serializedState())
         self.durableOffset = self.state.offset
     }
 
@@ -210,17 +200,18 @@ extension Download {
             try? self.discardPartial()
             return
         }
-        let path = self.sidecars.checkpoint
         try? partial.truncate(to: self.durableOffset)
-        // The cut is ours: let the checkpoint describe the partial as it is now, or the next run
-        // would take it for edited and hash it again.
-        if var checkpoint = FileSystem.readSmallFile(path, limit: Checkpoint.maximumSize)
-            .flatMap({ Checkpoint(decoding: $0) }),
-            checkpoint.offset == self.durableOffset,
+        // The cut is ours: the light record now points past the end, and the durable one should
+        // describe the partial as it is now, or the next run would take it for edited and hash it again.
+        if let records = CheckpointFile.read(self.sidecars.checkpoint),
+            let record = records.durable.first, record.offset == self.durableOffset,
             let identity = try? partial.identity()
         {
-            checkpoint.partialIdentity = identity
-            try? FileSystem.replaceAtomically(path, with: checkpoint.encoded())
+            let file = CheckpointFile(path: self.sidecars.checkpoint)
+            var updated = record
+            updated.partialIdentity = identity
+            try? file.clearLight()
+            try? file.writeDurable(updated)
         }
     }
 

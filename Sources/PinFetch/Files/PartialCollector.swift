@@ -12,7 +12,7 @@ import Foundation
 /// `pinfetch gc`: whoever keeps partials owns their cleanup (issue 9). Finds partials that
 /// pinfetch left behind and that nobody touched for a while, and removes them with their sidecars.
 ///
-/// A candidate is a `<dest>.part.state` that starts with pinfetch's checkpoint magic; its
+/// A candidate is a `<dest>.part.state` with a slot that starts with pinfetch's checkpoint magic; its
 /// `<dest>.part` (if any) goes with it. Nothing else is ever removed. A partial is taken only
 /// when both files are older than the limit (modification time) and its lock can be taken at
 /// once: a download in progress holds it (``DestinationLock``), and one that starts meanwhile
@@ -65,9 +65,8 @@ import Foundation
         where url.lastPathComponent.hasSuffix(".part.state") && url.lastPathComponent != ".part.state" {
             let values = try? url.resourceValues(forKeys: Set(keys))
             guard values?.isRegularFile == true, values?.isSymbolicLink != true else { continue }
-            let magic = Array("pinfetch-checkpoint ".utf8)
-            guard let head = FileSystem.readSmallFile(url.path, limit: Checkpoint.maximumSize),
-                head.starts(with: magic)
+            guard let head = FileSystem.readSmallFile(url.path, limit: CheckpointFile.maximumSize),
+                CheckpointFile.looksLikeStateFile(head)
             else { continue }
             found.append(url.path)
         }

@@ -167,7 +167,12 @@ enum FileSystem {
     /// `rename(from, to)` then `fsync` of the directory holding `to`, so the new name is durable.
     static func renameDurably(_ from: String, to: String) throws(PinFetchError) {
         guard rename(from, to) == 0 else { throw Self.error("cannot rename \(from) onto", to) }
-        let directory = Self.directory(of: to)
+        try Self.synchronizeDirectory(of: to)
+    }
+
+    /// `fsync` of the directory holding `path`, so a name created or renamed there is durable.
+    static func synchronizeDirectory(of path: String) throws(PinFetchError) {
+        let directory = Self.directory(of: path)
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw Self.error("cannot open directory", directory) }
         defer { close(fd) }

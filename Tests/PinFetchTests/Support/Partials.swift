@@ -27,6 +27,40 @@ enum DamagedCheckpoint: String, CaseIterable, CustomTestStringConvertible {
             return Array(text.utf8)
         }
     }
+
+    /// The damage applied to a whole state file: to each of its records in its slot (so no
+    /// intact record is left), or to the file itself for the kinds that replace it.
+    func apply(toStateFile original: [UInt8]) -> [UInt8] {
+        switch self {
+        case .zeroed112, .empty, .garbage: return self.apply(to: original)
+        case .truncated, .flippedByte, .offsetEdited:
+            return mapSlots(of: original) { self.apply(to: $0) }
+        }
+    }
+}
+
+/// `bytes` (a state file) with the record in each slot replaced by `transform` of it.
+func mapSlots(of bytes: [UInt8], _ transform: ([UInt8]) -> [UInt8]) -> [UInt8] {
+    var result = bytes
+    for start in stride(from: 0, to: bytes.count, by: CheckpointFile.slotSize) {
+        let slot = bytes[start..<min(bytes.count, start + CheckpointFile.slotSize)]
+        let end = slot.firstIndex(of: 0) ?? slot.endIndex
+        guard end > start else { continue }
+        let replaced = transform(Array(bytes[start..<end])) + [0]
+        result.replaceSubrange(start..<min(result.count, start + replaced.count), with: replaced)
+    }
+    return result
+}
+
+/// Rewrites every intact record of the state file at `path` through `change` (the CRC follows).
+func rewriteRecords(in path: String, _ change: (inout Checkpoint) -> Void) throws {
+    let original = try #require(contents(path))
+    let rewritten = mapSlots(of: original) { bytes in
+        guard var record = Checkpoint(decoding: bytes) else { return bytes }
+        change(&record)
+        return record.encoded()
+    }
+    try Data(rewritten).write(to: URL(filePath: path))
 }
 
 /// Leaves `<destination>.part` holding `bytes` and a checkpoint at its end, as an interrupted

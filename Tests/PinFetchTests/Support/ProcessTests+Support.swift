@@ -2,6 +2,8 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
+@testable import PinFetch
+
 /// What the process tests share: running pinfetch and nginx, waiting, and test files.
 extension ProcessTests {
     // MARK: - Running pinfetch
@@ -82,51 +84,53 @@ extension ProcessTests {
         }
     }
 
-    /// What lies beside a destination: the file itself, `.part`, and the checkpoint's offset.
+    /// What lies beside a destination: the file itself, `.part`, and its checkpoints' offsets.
     struct Snapshot: CustomStringConvertible {
         var destination: Data?
         var partial: Data?
-        /// The checkpoint's `"offset"` (its second line is the JSON record), `nil` without one.
-        var checkpointOffset: Int?
-        /// The checkpoint exists but its offset could not be read.
-        var checkpointUnreadable = false
+        /// The newest intact durable record's offset, `nil` without one.
+        var durableOffset: Int?
+        /// The intact light record's offset, `nil` without one.
+        var lightOffset: Int?
         /// The names in the directory.
         var names: [String]
 
         init(_ destination: String) {
             self.destination = FileManager.default.contents(atPath: destination)
             self.partial = FileManager.default.contents(atPath: destination + ".part")
-            let record = FileManager.default.contents(atPath: destination + ".part.state")
-            if let record {
-                self.checkpointOffset = ProcessTests.offset(ofCheckpoint: record)
-                self.checkpointUnreadable = self.checkpointOffset == nil
-            }
+            let records = CheckpointFile.read(destination + ".part.state")
+            self.durableOffset = records?.durable.first.map { Int($0.offset) }
+            self.lightOffset = records?.light.map { Int($0.offset) }
             let directory = URL(filePath: destination).deletingLastPathComponent().path
             self.names = listing(directory)
         }
 
+        /// Where a rerun after a kill resumes: the light offset when it is past the durable one
+        /// (the bytes between them are intact after a kill), else the durable one.
+        var checkpointOffset: Int? {
+            guard let light = self.lightOffset, light > self.durableOffset ?? 0 else { return self.durableOffset }
+            return light
+        }
+
+        /// The bytes a rerun hashes again: the light span, when it is used.
+        var lightSpan: Int { (self.checkpointOffset ?? 0) - (self.durableOffset ?? 0) }
+
         var description: String {
             let destination = self.destination.map { "\($0.count) bytes" } ?? "absent"
             let partial = self.partial.map { "\($0.count) bytes" } ?? "absent"
-            let checkpoint = self.checkpointUnreadable ? "unreadable" : self.checkpointOffset.map { "\($0)" } ?? "none"
-            return "destination \(destination), .part \(partial), checkpoint \(checkpoint), files \(self.names)"
+            let durable = self.durableOffset.map { "\($0)" } ?? "none"
+            let light = self.lightOffset.map { "\($0)" } ?? "none"
+            return "destination \(destination), .part \(partial), durable checkpoint \(durable), light \(light), "
+                + "files \(self.names)"
         }
     }
 
-    /// The `"offset"` of a checkpoint record: its second line is JSON.
-    static func offset(ofCheckpoint record: Data) -> Int? {
-        let lines = record.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        guard lines.count >= 2,
-            let json = try? JSONSerialization.jsonObject(with: Data(lines[1])) as? [String: Any]
-        else { return nil }
-        return (json["offset"] as? NSNumber)?.intValue
-    }
-
-    /// What is wrong beside `destination` now, or `nil`: a checkpoint that is unreadable or covers
-    /// more than `.part` holds and, given `content`, a destination that is not `content` or a `.part`
+    /// What is wrong beside `destination` now, or `nil`: an intact checkpoint that covers more
+    /// than `.part` holds and, given `content`, a destination that is not `content` or a `.part`
     /// that is not a prefix of it. A checkpoint without `.part` is fine only beside the destination
     /// (the commit renames `.part` before it removes the checkpoint). Reads the checkpoint before
-    /// and after `.part`, so a run replacing it in between is not taken for a violation.
+    /// and after `.part`, so a run replacing it in between is not taken for a violation. (A torn
+    /// record is not one: the slots are made to survive it.)
     static func checkpointViolation(_ destination: String, content: [UInt8]?) -> String? {
         let checkpointPath = destination + ".part.state"
         let record = FileManager.default.contents(atPath: checkpointPath)
@@ -146,13 +150,13 @@ extension ProcessTests {
             }
         }
         guard let record, record == again else { return nil }
-        guard let offset = Self.offset(ofCheckpoint: record) else {
-            return "unreadable checkpoint: \(String(decoding: record, as: UTF8.self))"
-        }
+        let records = CheckpointFile.records(in: [UInt8](record))
+        let offsets = (records.durable + [records.light].compactMap { $0 }).map(\.offset)
+        guard let offset = offsets.max() else { return nil }
         guard let partialSize else {
             return hasDestination ? nil : "a checkpoint at \(offset) without .part or destination"
         }
-        return offset <= partialSize ? nil : "the checkpoint covers \(offset) bytes, .part holds \(partialSize)"
+        return offset <= partialSize ? nil : "a checkpoint covers \(offset) bytes, .part holds \(partialSize)"
     }
 
     /// The size in bytes of the file at `path`, `nil` when there is none.

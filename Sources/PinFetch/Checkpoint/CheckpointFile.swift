@@ -1,0 +1,176 @@
+@preconcurrency import Glibc
+import Synchronization
+
+/// `<dest>.part.state`: the checkpoints of one partial in fixed slots, updated in place with
+/// `pwrite` so that no write can tear or lose the newest durable record (DESIGN.md, "The rolling
+/// hash checkpoint"; issue 9).
+///
+/// ```text
+/// offset 0        slot 0: durable record (even sequence numbers)
+/// offset 64 KiB   slot 1: durable record (odd sequence numbers)
+/// offset 128 KiB  slot 2: light record
+/// ```
+///
+/// A slot holds one ``Checkpoint`` record (CRC-checked) followed by a NUL byte; what follows
+/// the NUL is ignored. Durable records go to the two durable slots in turn, each write followed
+/// by `fsync`, so the one before survives a torn write; a torn light slot fails its CRC and is
+/// ignored. A file of the first format (one record, no slots) reads as its slot 0.
+///
+/// Not thread-safe for writes of the same kind; a light write and a durable write may run at
+/// once (they touch different slots).
+final class CheckpointFile: Sendable {
+    /// Bytes per slot; a record must be smaller (it is followed by its NUL).
+    static let slotSize = Checkpoint.maximumSize
+    /// Slot of the light record.
+    static let lightSlot = 2
+    /// The file's largest size in bytes.
+    static let maximumSize = 3 * CheckpointFile.slotSize
+
+    /// The records a state file holds.
+    struct Records: Sendable, Equatable {
+        /// The intact durable records, newest (highest ``Checkpoint/sequence``) first.
+        var durable: [Checkpoint] = []
+        /// The light record, when intact.
+        var light: Checkpoint?
+        /// The sequence number of the newest intact durable record, or `nil` when there is none.
+        var newestSequence: UInt64? { self.durable.first.map { $0.sequence ?? 0 } }
+    }
+
+    let path: String
+    /// The open file (`-1` until the first write creates it), and whether this object created
+    /// it and has not yet made its name durable.
+    private let opened = Mutex((descriptor: Int32(-1), created: false))
+    /// The sequence number of the next durable record.
+    private let nextSequence: Mutex<UInt64>
+
+    /// The state file at `path`, continuing its durable sequence. Nothing is created before
+    /// the first write: a body that ends before its first checkpoint leaves no file.
+    init(path: String) {
+        self.path = path
+        self.nextSequence = Mutex((Self.read(path)?.newestSequence ?? 0) &+ 1)
+    }
+
+    deinit {
+        self.opened.withLock { if $0.descriptor >= 0 { close($0.descriptor) } }
+    }
+
+    /// Writes `record` to the next durable slot with the next sequence number and makes it
+    /// durable (`fsync`; the first time, also the directory that holds the new file). The caller
+    /// has made the bytes it describes durable first.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when a write or `fsync` fails.
+    func writeDurable(_ record: Checkpoint) throws(PinFetchError) {
+        try self.nextSequence.withLock { (next: inout UInt64) throws(PinFetchError) in
+            var record = record
+            record.sequence = next
+            try self.write(record, slot: Int(next % 2))
+            guard fsync(try self.descriptor()) == 0 else { throw FileSystem.error("cannot fsync", self.path) }
+            next &+= 1
+        }
+        let created = self.opened.withLock { opened in
+            defer { opened.created = false }
+            return opened.created
+        }
+        if created { try FileSystem.synchronizeDirectory(of: self.path) }
+    }
+
+    /// Writes `record` to the light slot, without `fsync`.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when the write fails.
+    func writeLight(_ record: Checkpoint) throws(PinFetchError) {
+        var record = record
+        record.sequence = nil
+        try self.write(record, slot: Self.lightSlot)
+    }
+
+    /// Empties the light slot (after the partial was cut below its offset).
+    /// - Throws: ``PinFetchError/Code/fileIO`` when the write fails.
+    func clearLight() throws(PinFetchError) {
+        try self.write(bytes: [0], at: Self.lightSlot * Self.slotSize)
+    }
+
+    /// Whether `record` fits in a slot.
+    static func fits(_ record: Checkpoint) -> Bool { record.encoded().count < Self.slotSize }
+
+    /// The intact records of the state file at `path`; `nil` when there is none or it cannot
+    /// be read (never through a symbolic link).
+    static func read(_ path: String) -> Records? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return Self.records(in: Self.readAll(fd))
+    }
+
+    /// Whether `bytes` (the start of a file) look like a state file: some slot starts with a
+    /// record's magic, whether or not the record is intact.
+    static func looksLikeStateFile(_ bytes: [UInt8]) -> Bool {
+        let magic = Checkpoint.magicPrefix
+        return stride(from: 0, to: min(bytes.count, Self.maximumSize), by: Self.slotSize)
+            .contains { bytes[$0...].starts(with: magic) }
+    }
+
+    /// The records in the bytes of a state file.
+    static func records(in bytes: [UInt8]) -> Records {
+        var records = Records()
+        for slot in 0...Self.lightSlot {
+            let start = slot * Self.slotSize
+            guard start < bytes.count else { break }
+            let content = bytes[start..<min(bytes.count, start + Self.slotSize)]
+            let end = content.firstIndex(of: 0) ?? content.endIndex
+            guard let record = Checkpoint(decoding: Array(content[..<end])) else { continue }
+            if slot == Self.lightSlot {
+                if record.sequence == nil { records.light = record }
+            } else if record.sequence.map({ Int($0 % 2) == slot }) ?? (slot == 0) {
+                records.durable.append(record)  // a record in the wrong slot was not written by us
+            }
+        }
+        records.durable.sort { ($0.sequence ?? 0) > ($1.sequence ?? 0) }
+        return records
+    }
+
+    private static func readAll(_ fd: Int32) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Self.maximumSize)
+        var total = 0
+        while total < bytes.count {
+            let count = bytes.withUnsafeMutableBytes {
+                pread(fd, $0.baseAddress! + total, $0.count - total, off_t(total))
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            total += count
+        }
+        return Array(bytes[..<total])
+    }
+
+    private func write(_ record: Checkpoint, slot: Int) throws(PinFetchError) {
+        var bytes = record.encoded()
+        guard bytes.count < Self.slotSize else {
+            throw PinFetchError(.fileIO, "cannot write \(self.path): a checkpoint of \(bytes.count) bytes")
+        }
+        bytes.append(0)
+        try self.write(bytes: bytes, at: slot * Self.slotSize)
+    }
+
+    /// The open file, created (mode 0644, never through a symbolic link) on first use.
+    private func descriptor() throws(PinFetchError) -> Int32 {
+        try self.opened.withLock { (opened: inout (descriptor: Int32, created: Bool)) throws(PinFetchError) in
+            if opened.descriptor >= 0 { return opened.descriptor }
+            let existed = FileSystem.exists(self.path)
+            let fd = open(self.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw FileSystem.error("cannot open", self.path) }
+            opened = (fd, !existed)
+            return fd
+        }
+    }
+
+    private func write(bytes: [UInt8], at offset: Int) throws(PinFetchError) {
+        let descriptor = try self.descriptor()
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                pwrite(descriptor, $0.baseAddress! + written, $0.count - written, off_t(offset + written))
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw FileSystem.error("cannot write", self.path) }
+            written += count
+        }
+    }
+}

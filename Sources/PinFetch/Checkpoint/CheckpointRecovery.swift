@@ -1,0 +1,117 @@
+/// What a resume can trust of a partial, from the records of its state file (DESIGN.md, "The
+/// rolling hash checkpoint"; issue 9, point 2).
+///
+/// 1. The newest durable record whose offset the partial still reaches and whose 64 KiB tail
+///    digest still matches the partial; else the one before it; else none (the partial is not
+///    trusted: a disk that lost acknowledged bytes, or an edit in place).
+/// 2. On top of it, the light record, when the bytes between the two offsets, hashed from the
+///    durable record's state, give the light record's digest (a kill keeps them; a power loss
+///    may leave zeros or old bytes there, and then the partial is cut back to the durable offset).
+///    Without any durable record, the light span starts at byte 0.
+///
+/// A durable record whose hash state cannot be restored here (another OpenSSL), or whose
+/// partial was replaced or edited at the same size since (``PartialIdentity``), is hashed again
+/// from byte 0. Every byte read back and hashed is counted in ``rehashedBytes``; the 64 KiB
+/// tails are not.
+struct CheckpointRecovery {
+    /// The record to resume from: its offset, representation and mirror.
+    var checkpoint: Checkpoint
+    /// The digest after exactly `checkpoint.offset` bytes of the partial.
+    var digest: RunningDigest
+    /// Bytes of the partial read back and hashed to get there.
+    var rehashedBytes: Int64
+    /// `true` when `checkpoint` is a light record: its bytes were written, not made durable.
+    var isLight: Bool
+
+    /// The resume point, or `nil` when nothing of the partial can be trusted.
+    /// - Parameters:
+    ///   - records: The state file's intact records.
+    ///   - partial: The partial, open for reading.
+    ///   - algorithm: The algorithm the download hashes with; records of another are ignored.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when the partial cannot be read.
+    static func recover(
+        _ records: CheckpointFile.Records,
+        partial: PartialFile,
+        algorithm: HashAlgorithm
+    ) throws(PinFetchError) -> CheckpointRecovery? {
+        let size = try partial.size()
+        let identity = try partial.identity()
+        var base: CheckpointRecovery?
+        for record in records.durable where record.algorithm == algorithm && record.offset <= size {
+            guard try Self.tailMatches(record, partial) else { continue }
+            var digest = Self.restoredDigest(record)
+            if digest == nil, record.libraryVersion == RunningDigest.libraryVersion,
+                record.hashStateSize == RunningDigest.stateSize(of: algorithm)
+            {
+                continue  // a state this library wrote that does not restore: inconsistent, never trusted
+            }
+            var rehashed: Int64 = 0
+            if digest == nil || !(record.partialIdentity?.mayDescribe(identity) ?? true) {
+                let fresh = RunningDigest(algorithm: algorithm)
+                try partial.hash(from: 0, to: record.offset, into: fresh)
+                (digest, rehashed) = (fresh, record.offset)
+            }
+            base = CheckpointRecovery(checkpoint: record, digest: digest!, rehashedBytes: rehashed, isLight: false)
+            break
+        }
+        if base == nil {
+            // No durable record yet (a run stopped in its first seconds): the light span starts at 0.
+            guard records.durable.isEmpty, var start = records.light, start.algorithm == algorithm else { return nil }
+            start.offset = 0
+            base = CheckpointRecovery(
+                checkpoint: start,
+                digest: RunningDigest(algorithm: algorithm),
+                rehashedBytes: 0,
+                isLight: false
+            )
+        }
+        let durable = base!
+        if let light = records.light, let extended = try Self.extend(durable, to: light, partial: partial, size: size) {
+            return extended
+        }
+        return durable.checkpoint.offset > 0 ? durable : nil
+    }
+
+    /// `durable` moved forward to the light record, when the bytes between them hash to its state.
+    private static func extend(
+        _ durable: CheckpointRecovery,
+        to light: Checkpoint,
+        partial: PartialFile,
+        size: Int64
+    ) throws(PinFetchError) -> CheckpointRecovery? {
+        let start = durable.checkpoint.offset
+        guard light.algorithm == durable.checkpoint.algorithm, light.offset > start, light.offset <= size,
+            let expected = Self.restoredDigest(light),
+            let digest = RunningDigest(
+                algorithm: light.algorithm,
+                restoring: durable.digest.serializedState(),
+                offset: start
+            )
+        else { return nil }
+        try partial.hash(from: start, to: light.offset, into: digest)
+        // Compared as digests: the raw contexts may differ in bytes past the buffered block.
+        guard digest.finalize() == expected.finalize() else { return nil }
+        return CheckpointRecovery(
+            checkpoint: light,
+            digest: digest,
+            rehashedBytes: durable.rehashedBytes + light.offset - start,
+            isLight: true
+        )
+    }
+
+    /// The record's hash state restored, or `nil` when it was written by another library or
+    /// does not describe `offset` bytes.
+    private static func restoredDigest(_ record: Checkpoint) -> RunningDigest? {
+        guard record.libraryVersion == RunningDigest.libraryVersion,
+            record.hashStateSize == RunningDigest.stateSize(of: record.algorithm)
+        else { return nil }
+        return RunningDigest(algorithm: record.algorithm, restoring: record.hashState, offset: record.offset)
+    }
+
+    /// Whether the 64 KiB before the record's offset are still what it saw (`true` for records
+    /// that do not say).
+    private static func tailMatches(_ record: Checkpoint, _ partial: PartialFile) throws(PinFetchError) -> Bool {
+        guard let expected = record.tailDigest else { return true }
+        return try partial.tailDigest(before: record.offset) == expected
+    }
+}

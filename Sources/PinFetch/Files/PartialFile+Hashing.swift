@@ -1,0 +1,27 @@
+extension PartialFile {
+    /// Feeds bytes `start..<end` of the file to `digest`, read in pieces of 1 MiB.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when they cannot be read (the file is shorter).
+    func hash(from start: Int64, to end: Int64, into digest: RunningDigest) throws(PinFetchError) {
+        let size = Int(max(1, min(1 << 20, end - start)))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = start
+        while position < end {
+            let slice = UnsafeMutableRawBufferPointer(
+                rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))]
+            )
+            let count = try self.read(into: slice, at: position)
+            guard count > 0 else { throw PinFetchError(.fileIO, "\(self.path) ended at byte \(position)") }
+            digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
+            position += Int64(count)
+        }
+    }
+
+    /// SHA-256 of the ``Checkpoint/tailLength(before:)`` bytes before `offset` (64 KiB at most).
+    /// - Throws: ``PinFetchError/Code/fileIO`` when they cannot be read (the file is shorter).
+    func tailDigest(before offset: Int64) throws(PinFetchError) -> [UInt8] {
+        let digest = RunningDigest(algorithm: .sha256)
+        try self.hash(from: offset - Checkpoint.tailLength(before: offset), to: offset, into: digest)
+        return digest.finalize()
+    }
+}
