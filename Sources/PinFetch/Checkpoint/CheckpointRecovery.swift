@@ -65,20 +65,19 @@ struct CheckpointRecovery {
                 isLight: false
             )
         }
-        let durable = base!
-        if let light = records.light, let extended = try Self.extend(durable, to: light, partial: partial, size: size) {
-            return extended
-        }
-        return durable.checkpoint.offset > 0 ? durable : nil
+        var resumed = base!
+        if let light = records.light { resumed = try Self.extend(resumed, to: light, partial: partial, size: size) }
+        return resumed.checkpoint.offset > 0 ? resumed : nil
     }
 
-    /// `durable` moved forward to the light record, when the bytes between them hash to its state.
+    /// `durable` moved forward to the light record when the bytes between them hash to its
+    /// state; else `durable`, with the bytes hashed to find out counted.
     private static func extend(
         _ durable: CheckpointRecovery,
         to light: Checkpoint,
         partial: PartialFile,
         size: Int64
-    ) throws(PinFetchError) -> CheckpointRecovery? {
+    ) throws(PinFetchError) -> CheckpointRecovery {
         let start = durable.checkpoint.offset
         guard light.algorithm == durable.checkpoint.algorithm, light.offset > start, light.offset <= size,
             let expected = Self.restoredDigest(light),
@@ -87,16 +86,16 @@ struct CheckpointRecovery {
                 restoring: durable.digest.serializedState(),
                 offset: start
             )
-        else { return nil }
+        else { return durable }
         try partial.hash(from: start, to: light.offset, into: digest)
+        let rehashed = durable.rehashedBytes + light.offset - start
         // Compared as digests: the raw contexts may differ in bytes past the buffered block.
-        guard digest.finalize() == expected.finalize() else { return nil }
-        return CheckpointRecovery(
-            checkpoint: light,
-            digest: digest,
-            rehashedBytes: durable.rehashedBytes + light.offset - start,
-            isLight: true
-        )
+        guard digest.finalize() == expected.finalize() else {
+            var kept = durable
+            kept.rehashedBytes = rehashed
+            return kept
+        }
+        return CheckpointRecovery(checkpoint: light, digest: digest, rehashedBytes: rehashed, isLight: true)
     }
 
     /// The record's hash state restored, or `nil` when it was written by another library or

@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// What a resume trusts of a partial (issue 9, point 2): the light span only when it hashes to
+/// the light state, a durable record only while its 64 KiB tail is unchanged.
+struct CheckpointRecoveryTests {
+    static let content = pseudoRandomBytes(3 << 20, seed: 0x7265_636f)
+    static let mebibyte: Int64 = 1 << 20
+
+    /// A partial holding the first `size` bytes of ``content`` and its state file, written by
+    /// the writer a download uses, with the given checkpoints (kind and offset) in order.
+    struct Fixture {
+        let directory: String
+        var partialPath: String { self.directory + "/f.part" }
+        var statePath: String { self.directory + "/f.part.state" }
+
+        init(in directory: String, size: Int64, checkpoints: [(CheckpointWriter.Kind, Int64)]) throws {
+            self.directory = directory
+            try Data(CheckpointRecoveryTests.content[..<Int(size)]).write(to: URL(filePath: self.partialPath))
+            let partial = try PartialFile(path: self.partialPath)
+            var state = PartialState(algorithm: .sha256)
+            state.validator = Validator(entityTag: #""v1""#, lastModified: nil)
+            state.totalLength = Int64(CheckpointRecoveryTests.content.count)
+            let writer = try #require(
+                CheckpointWriter(
+                    path: self.statePath,
+                    partial: partial,
+                    state: state,
+                    url: "http://h.test/f",
+                    durableOffset: 0
+                )
+            )
+            for (kind, offset) in checkpoints {
+                try writer.write(kind, offset: offset, state: CheckpointRecoveryTests.state(after: offset))
+            }
+        }
+
+        /// Overwrites `count` bytes of the partial at `offset` with zeros, as a lost write leaves them.
+        func zero(at offset: Int64, count: Int) throws {
+            let handle = try #require(FileHandle(forUpdatingAtPath: self.partialPath))
+            try handle.seek(toOffset: UInt64(offset))
+            handle.write(Data(count: count))
+            try handle.close()
+        }
+
+        func recover() throws -> CheckpointRecovery? {
+            let records = try #require(CheckpointFile.read(self.statePath))
+            return try CheckpointRecovery.recover(
+                records,
+                partial: try PartialFile(path: self.partialPath, readOnly: true),
+                algorithm: .sha256
+            )
+        }
+    }
+
+    /// The SHA-256 context after the first `offset` bytes of ``content``.
+    static func state(after offset: Int64) -> [UInt8] {
+        let digest = RunningDigest(algorithm: .sha256)
+        content[..<Int(offset)].withUnsafeBytes { digest.update($0) }
+        return digest.serializedState()
+    }
+
+    /// Whether `recovery` stands at `offset` with the digest of exactly that prefix.
+    static func holds(_ recovery: CheckpointRecovery?, at offset: Int64) -> Bool {
+        guard let recovery, recovery.checkpoint.offset == offset else { return false }
+        return Pin.hex(recovery.digest.finalize()) == Fixtures.sha256(Array(content[..<Int(offset)]))
+    }
+
+    @Test func `after a kill the light span is checked by hashing it, and kept`() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                size: 3 * Self.mebibyte,
+                checkpoints: [(.durable, Self.mebibyte), (.light, 5 * Self.mebibyte / 2)]
+            )
+            let recovery = try fixture.recover()
+            #expect(Self.holds(recovery, at: 5 * Self.mebibyte / 2))
+            #expect(recovery?.isLight == true)
+            #expect(recovery?.rehashedBytes == 3 * Self.mebibyte / 2)
+        }
+    }
+
+    @Test func `a light span that lost its bytes is cut back to the durable offset`() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                size: 3 * Self.mebibyte,
+                checkpoints: [(.durable, Self.mebibyte), (.light, 5 * Self.mebibyte / 2)]
+            )
+            try fixture.zero(at: 2 * Self.mebibyte, count: 4096)
+            let recovery = try fixture.recover()
+            #expect(Self.holds(recovery, at: Self.mebibyte))
+            #expect(recovery?.isLight == false)
+            // The span hashed to find out, and the durable prefix: the partial was modified since
+            // the record at the size it has now (an edit in place), so its hash state is not trusted.
+            #expect(recovery?.rehashedBytes == Self.mebibyte + 3 * Self.mebibyte / 2)
+        }
+    }
+
+    @Test func `without a durable record the light span starts at byte 0`() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                size: 2 * Self.mebibyte,
+                checkpoints: [(.light, 3 * Self.mebibyte / 2)]
+            )
+            let recovery = try fixture.recover()
+            #expect(Self.holds(recovery, at: 3 * Self.mebibyte / 2))
+            #expect(recovery?.rehashedBytes == 3 * Self.mebibyte / 2)
+            try fixture.zero(at: 100, count: 1)
+            #expect(try fixture.recover() == nil)  // nothing of it can be trusted
+        }
+    }
+
+    @Test func `a durable record whose tail changed gives way to the one before it`() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                size: 3 * Self.mebibyte,
+                checkpoints: [
+                    (.durable, Self.mebibyte), (.durable, 2 * Self.mebibyte), (.light, 5 * Self.mebibyte / 2),
+                ]
+            )
+            try fixture.zero(at: 2 * Self.mebibyte - 100, count: 1)  // inside the newest tail
+            let recovery = try fixture.recover()
+            #expect(Self.holds(recovery, at: Self.mebibyte))
+            // The prefix (the partial was modified in place since) and the light span, which fails too.
+            #expect(recovery?.rehashedBytes == Self.mebibyte + 3 * Self.mebibyte / 2)
+        }
+    }
+
+    @Test func `when every durable tail changed nothing is trusted, light record or not`() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                size: 3 * Self.mebibyte,
+                checkpoints: [
+                    (.durable, Self.mebibyte), (.durable, 2 * Self.mebibyte), (.light, 5 * Self.mebibyte / 2),
+                ]
+            )
+            try fixture.zero(at: Self.mebibyte - 1, count: 1)
+            try fixture.zero(at: 2 * Self.mebibyte - 1, count: 1)
+            #expect(try fixture.recover() == nil)
+        }
+    }
+
+    @Test func `a partial shorter than its newest durable record resumes from one it still holds`() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                size: 2 * Self.mebibyte,
+                checkpoints: [(.durable, Self.mebibyte), (.durable, 2 * Self.mebibyte)]
+            )
+            try PartialFile(path: fixture.partialPath).truncate(to: 3 * Self.mebibyte / 2)  // a disk that lost its end
+            let recovery = try fixture.recover()
+            #expect(Self.holds(recovery, at: Self.mebibyte))
+            #expect(recovery?.rehashedBytes == 0)
+        }
+    }
+
+    @Test func `a record from another OpenSSL is hashed again from byte 0, and its light span is not used`()
+        async throws
+    {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                size: 3 * Self.mebibyte,
+                checkpoints: [(.durable, Self.mebibyte), (.light, 2 * Self.mebibyte)]
+            )
+            try rewriteRecords(in: fixture.statePath) { $0.libraryVersion &+= 1 }
+            let recovery = try fixture.recover()
+            #expect(Self.holds(recovery, at: Self.mebibyte))
+            #expect(recovery?.rehashedBytes == Self.mebibyte)
+        }
+    }
+}
