@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 @preconcurrency import Glibc
 
-/// Runs the cases of issue 5 and prints their tables (stdout) and progress (stderr).
+/// Runs the cases of issue 5 (and issue 9's case 6) and prints their tables (stdout) and progress (stderr).
 ///
 /// Every pinfetch run is paired with its comparisons in the same round (their order rotates
 /// from round to round), and the ratios are medians of those per-round pairs. Outputs are
@@ -44,6 +44,10 @@ final class Benchmark {
     var logs: String { self.root + "/logs" }
     var bigFile: String { self.www + "/big.bin" }
     var largeFile: String { self.www + "/large.bin" }
+    /// Case 6's file (``killBytes``).
+    var killFile: String { self.www + "/kill.bin" }
+    /// Case 6's file size: 64 MiB, the size of issue 9's measurement.
+    let killBytes = 64 << 20
     var manyDirectory: String { self.www + "/many" }
 
     var server: NginxServer?
@@ -55,6 +59,7 @@ final class Benchmark {
     var signalSources: [any DispatchSourceSignal] = []
     var bigDigest = ""
     var largeDigest = ""
+    var killDigest = ""
     var manyDigests: [String] = []
     var targets: [TargetResult] = []
     /// Case 1's pinfetch runs and the `openssl dgst` runs of the same rounds, for case 5.
@@ -102,6 +107,7 @@ final class Benchmark {
         if cases.contains(3) { try self.casePeakRSS() }
         if cases.contains(4) { try self.caseManyFiles() }
         if cases.contains(5) { self.reportCPU() }
+        if cases.contains(6) { try self.caseKillResume() }
         print("## Targets\n")
         print("Ratios are medians of per-round ratios (each pinfetch run against its comparison of the same round).\n")
         for target in self.targets.sorted(by: { $0.name < $1.name }) { print("    " + target.line) }
@@ -146,6 +152,7 @@ final class Benchmark {
     var needsBig: Bool { !self.options.cases.isDisjoint(with: [1, 2, 3, 5]) }
     var needsLarge: Bool { self.options.cases.contains(3) }
     var needsMany: Bool { self.options.cases.contains(4) }
+    var needsKill: Bool { self.options.cases.contains(6) }
 
     /// Checks the disk, makes the files, hashes and pre-warms them, starts nginx.
     func prepare() throws(BenchError) {
@@ -155,7 +162,8 @@ final class Benchmark {
         let big = self.needsBig ? self.sizeBytes : 0
         let large = self.needsLarge ? self.largeBytes : 0
         let many = self.needsMany ? self.smallBytes * self.options.files : 0
-        let needed = big + large + many + max(big, large, many) + (256 << 20)
+        let kill = self.needsKill ? 2 * self.killBytes : 0
+        let needed = big + large + many + max(big, large, many) + kill + (256 << 20)
         if let available = FileTools.availableBytes(at: self.root), available < needed {
             throw BenchError(
                 "\(self.root) has \(available >> 20) MiB free; these cases need about \(needed >> 20) MiB "
@@ -170,6 +178,7 @@ final class Benchmark {
             Self.progress("creating \(self.options.largeMiB) MiB test file")
             try FileTools.createRandomFile(at: self.largeFile, bytes: self.largeBytes)
         }
+        if self.needsKill { try FileTools.createRandomFile(at: self.killFile, bytes: self.killBytes) }
         if self.needsMany {
             Self.progress("creating \(self.options.files) files of \(self.options.fileKiB) KiB")
             for index in 0..<self.options.files {
@@ -180,8 +189,9 @@ final class Benchmark {
         Self.progress("hashing and pre-warming the served files")
         if self.needsBig { self.bigDigest = try self.sha256([self.bigFile])[0] }
         if self.needsLarge { self.largeDigest = try self.sha256([self.largeFile])[0] }
+        if self.needsKill { self.killDigest = try self.sha256([self.killFile])[0] }
         if self.needsMany { self.manyDigests = try self.sha256((0..<self.options.files).map(self.manyPath)) }
-        for path in [self.bigFile, self.largeFile] where FileManager.default.fileExists(atPath: path) {
+        for path in [self.bigFile, self.largeFile, self.killFile] where FileManager.default.fileExists(atPath: path) {
             try FileTools.prewarm(path)
         }
         if self.needsMany {

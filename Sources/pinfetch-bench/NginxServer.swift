@@ -6,7 +6,8 @@ import Foundation
 /// `location /` answers everything from `root`. A request with `X-Slow: 1` is sent at full
 /// speed for its first `slowAfter` bytes and at 1 MiB/s after that (`limit_rate` takes a
 /// variable since nginx 1.17.0): the resume case uses it to stop pinfetch at ~90 % while the
-/// resuming request, without the header, goes to the same URL at full speed.
+/// resuming request, without the header, goes to the same URL at full speed. `X-Slow: 24` is
+/// 24 MiB/s from the first byte (case 6).
 final class NginxServer {
     static let executable = "/usr/sbin/nginx"
 
@@ -110,6 +111,11 @@ final class NginxServer {
                 map $http_x_slow $bench_rate {
                     default 0;
                     1 1m;
+                    24 24m;
+                }
+                map $http_x_slow $bench_rate_after {
+                    default \(slowAfter);
+                    24 0;
                 }
 
                 server {
@@ -117,7 +123,7 @@ final class NginxServer {
                     root \(root);
 
                     location / {
-                        limit_rate_after \(slowAfter);
+                        limit_rate_after $bench_rate_after;
                         limit_rate $bench_rate;
                     }
                 }

@@ -46,7 +46,8 @@ struct EndToEndTests {
 
     /// Kills a run on the throttled URL once ≥ 30% is on disk and a checkpoint exists, then resumes
     /// at full speed on the same URL (a checkpoint belongs to its URL). `SIGKILL` leaves the last
-    /// periodic checkpoint (every 2 s); `SIGTERM` makes pinfetch flush one at its offset and exit 143.
+    /// light checkpoint (every half second), whose span the rerun hashes again from `.part`;
+    /// `SIGTERM` makes pinfetch take a durable one at its offset and exit 143.
     @Test(arguments: [SIGKILL, SIGTERM])
     func `an interrupted download resumes from its checkpoint`(signal: Int32) async throws {
         let package = try await DebianPackage.coreutils.value

@@ -8,7 +8,9 @@ import Foundation
 /// The transfer thread writes each piece to `<dest>.part` itself, then ``submit(_:)`` copies it
 /// into one of a fixed set of buffers (memory stays flat; when all are in use the transfer
 /// thread waits, so a slow disk or CPU slows the transfer instead of growing the heap). The
-/// hashing thread feeds them to the digest in order. Because bytes are written before they are
+/// hashing thread feeds them to the digest in order, full ones at once and a partly filled one
+/// once it has waited 25 ms (a slow body, a stall, the end of a burst), so what was written is
+/// soon covered by a checkpoint. Because bytes are written before they are
 /// hashed, the durable data always reaches at least the hashed offset: a checkpoint of
 /// (hashed offset, hash state) taken after an `fsync` never describes bytes that are not durable,
 /// and a light one never describes bytes that were not written.
@@ -53,9 +55,12 @@ final class HashingPipeline: @unchecked Sendable {
     private var light: CheckpointClock
     private var failure: PinFetchError?
 
-    // Owned by the transfer thread.
-    private var staging: Int?
-    private var stagingCount = 0
+    /// The buffer the transfer thread is filling: its index, bytes in it, and when its first
+    /// byte came. The hashing thread takes it over once it has waited ``stagingAge`` seconds, so
+    /// the bytes of a slow or stalled body, or of the end of a burst, are hashed and checkpointed.
+    private var staging: (index: Int, count: Int, since: Date)?
+    /// Seconds the hashing thread leaves a partly filled buffer to the transfer thread.
+    private let stagingAge = 0.025
 
     /// - Parameters:
     ///   - digest: The running digest, already at `offset` bytes.
@@ -82,7 +87,12 @@ final class HashingPipeline: @unchecked Sendable {
             period: cadence.durablePeriod,
             mark: (offset, now)
         )
-        self.light = CheckpointClock(interval: cadence.lightInterval, period: cadence.lightPeriod, mark: (offset, now))
+        self.light = CheckpointClock(
+            interval: cadence.lightInterval,
+            period: cadence.lightPeriod,
+            idleSpacing: 0.025,
+            mark: (offset, now)
+        )
         let thread = Thread { [self] in self.hashLoop(offset: offset) }
         thread.name = "pinfetch.hash"
         thread.start()
@@ -100,25 +110,28 @@ final class HashingPipeline: @unchecked Sendable {
     /// Copies `bytes` for hashing; waits while every buffer is in use.
     func submit(_ bytes: UnsafeRawBufferPointer) {
         var remaining = bytes
+        self.condition.lock()
+        defer { self.condition.unlock() }
         while !remaining.isEmpty {
-            let index = self.staging ?? self.takeFreeBuffer()
-            self.staging = index
-            let count = min(remaining.count, self.bufferSize - self.stagingCount)
-            (self.storage + index * self.bufferSize + self.stagingCount).copyMemory(
-                from: remaining.baseAddress!,
-                byteCount: count
-            )
-            self.stagingCount += count
+            if self.staging == nil {
+                while self.free.isEmpty { self.condition.wait() }
+                self.staging = (self.free.removeLast(), 0, Date())
+                self.condition.broadcast()  // the hashing thread times its take-over from now
+            }
+            let (index, filled, since) = self.staging!
+            let count = min(remaining.count, self.bufferSize - filled)
+            (self.storage + index * self.bufferSize + filled).copyMemory(from: remaining.baseAddress!, byteCount: count)
+            self.staging = (index, filled + count, since)
             remaining = UnsafeRawBufferPointer(rebasing: remaining[count...])
-            if self.stagingCount == self.bufferSize { self.flushStaging() }
+            if filled + count == self.bufferSize { self.handOverStaging() }
         }
     }
 
     /// Hands over the last partial buffer, waits until every byte is hashed and the last
     /// checkpoint is written, and returns the first checkpoint failure. Call once.
     func finish() -> PinFetchError? {
-        self.flushStaging()
         self.condition.lock()
+        self.handOverStaging()
         self.closed = true
         self.condition.broadcast()
         while !self.workerDone { self.condition.wait() }
@@ -128,26 +141,13 @@ final class HashingPipeline: @unchecked Sendable {
         return self.error
     }
 
-    private func takeFreeBuffer() -> Int {
-        self.condition.lock()
-        defer { self.condition.unlock() }
-        while self.free.isEmpty { self.condition.wait() }
-        return self.free.removeLast()
-    }
-
-    /// Hands a partly filled buffer to the hashing thread now (the transfer thread calls it when
-    /// no byte came since its last look: a stall), so the bytes before a stall get hashed and
-    /// checkpointed instead of waiting for the buffer to fill.
-    func flush() { self.flushStaging() }
-
-    private func flushStaging() {
-        guard let index = self.staging else { return }
-        self.condition.lock()
-        self.filled.append((index, self.stagingCount))
-        self.condition.broadcast()
-        self.condition.unlock()
+    /// Queues the buffer being filled for hashing, if it holds any byte. Under `condition`.
+    private func handOverStaging() {
+        guard let (index, count, _) = self.staging else { return }
         self.staging = nil
-        self.stagingCount = 0
+        guard count > 0 else { return self.free.append(index) }
+        self.filled.append((index, count))
+        self.condition.broadcast()
     }
 
     private func hashLoop(offset start: Int64) {
@@ -158,9 +158,15 @@ final class HashingPipeline: @unchecked Sendable {
             // arrived before a stall survives a kill during it.
             var due: [CheckpointWriter.Kind] = []
             while self.filled.isEmpty && !self.closed {
-                due = self.takeDueCheckpoints(at: offset, now: Date())
+                let now = Date()
+                if let staging = self.staging, now.timeIntervalSince(staging.since) >= self.stagingAge {
+                    self.handOverStaging()
+                    break
+                }
+                due = self.takeDueCheckpoints(at: offset, now: now, idle: true)
                 guard due.isEmpty else { break }
-                if let deadline = self.nextDeadline(at: offset) {
+                let handOver = self.staging.map { $0.since.addingTimeInterval(self.stagingAge) }
+                if let deadline = [self.nextDeadline(at: offset), handOver].compactMap({ $0 }).min() {
                     _ = self.condition.wait(until: deadline)
                 } else {
                     self.condition.wait()
@@ -185,7 +191,7 @@ final class HashingPipeline: @unchecked Sendable {
 
             self.condition.lock()
             self.free.append(index)
-            due = self.takeDueCheckpoints(at: offset, now: Date())
+            due = self.takeDueCheckpoints(at: offset, now: Date(), idle: self.filled.isEmpty)
             self.condition.broadcast()
             self.condition.unlock()
             self.schedule(due, at: offset)
@@ -194,14 +200,14 @@ final class HashingPipeline: @unchecked Sendable {
 
     /// The checkpoints due at `offset`, marked in flight. A durable one makes a light one at the
     /// same offset pointless; a light one does not wait for a slow durable one. Under `condition`.
-    private func takeDueCheckpoints(at offset: Int64, now: Date) -> [CheckpointWriter.Kind] {
+    private func takeDueCheckpoints(at offset: Int64, now: Date, idle: Bool) -> [CheckpointWriter.Kind] {
         guard self.checkpoint != nil, self.failure == nil else { return [] }
-        if !self.durable.inFlight, self.durable.isDue(at: offset, now: now) {
+        if !self.durable.inFlight, self.durable.isDue(at: offset, now: now, idle: idle) {
             self.durable.taken(at: offset, now: now)
             self.light.mark = (offset, now)
             return [.durable]
         }
-        if !self.light.inFlight, offset > self.durable.mark.offset, self.light.isDue(at: offset, now: now) {
+        if !self.light.inFlight, offset > self.durable.mark.offset, self.light.isDue(at: offset, now: now, idle: idle) {
             self.light.taken(at: offset, now: now)
             return [.light]
         }
@@ -212,7 +218,7 @@ final class HashingPipeline: @unchecked Sendable {
     private func nextDeadline(at offset: Int64) -> Date? {
         guard self.checkpoint != nil, self.failure == nil else { return nil }
         return [self.durable, self.light].filter { !$0.inFlight && offset > $0.mark.offset }
-            .map { $0.mark.time.addingTimeInterval($0.period) }.min()
+            .map { $0.mark.time.addingTimeInterval(min($0.period, $0.idleSpacing ?? $0.period)) }.min()
     }
 
     /// Hands the digest's state after `offset` bytes to the checkpoints' queues (the hashing
@@ -235,17 +241,23 @@ final class HashingPipeline: @unchecked Sendable {
     }
 }
 
-/// When one kind of checkpoint comes due: `interval` bytes or `period` seconds after the last.
+/// When one kind of checkpoint comes due: `interval` bytes or `period` seconds after the last,
+/// or, with an `idleSpacing`, as soon as the hashing thread has caught up with the transfer and
+/// that many seconds have passed. A body that arrives in bursts (a throttling server) is then
+/// covered between them, whatever the interval, at a bounded cost.
 private struct CheckpointClock {
     let interval: Int64
     let period: Double
+    var idleSpacing: Double? = nil
     /// Where and when the last one of this kind was taken.
     var mark: (offset: Int64, time: Date)
     var inFlight = false
 
-    func isDue(at offset: Int64, now: Date) -> Bool {
-        offset > self.mark.offset
-            && (offset - self.mark.offset >= self.interval || now.timeIntervalSince(self.mark.time) >= self.period)
+    func isDue(at offset: Int64, now: Date, idle: Bool) -> Bool {
+        guard offset > self.mark.offset else { return false }
+        let elapsed = now.timeIntervalSince(self.mark.time)
+        return offset - self.mark.offset >= self.interval || elapsed >= self.period
+            || (idle && self.idleSpacing.map { elapsed >= $0 } == true)
     }
 
     mutating func taken(at offset: Int64, now: Date) {

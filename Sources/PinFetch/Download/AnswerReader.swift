@@ -22,8 +22,6 @@ final class AnswerReader: TransferDelegate {
     private var pendingReplacement: (head: ResponseHead, totalLength: Int64?, provisional: Bool)?
     /// Body bytes this answer wrote to the partial.
     private(set) var received: Int64 = 0
-    /// When the bytes written were last handed to the hashing thread as they stood.
-    private var lastFlush = ContinuousClock.now
     /// For a range answer framed only by its end (chunked, or closed by the server): where the
     /// partial stood before it. Its bytes are not checkpointed, and are cut off again unless the
     /// body reaches the end its `Content-Range` announced (a lying body shows only by running past it).
@@ -140,14 +138,6 @@ final class AnswerReader: TransferDelegate {
     }
 
     override func progress(received: Int64) -> Bool {
-        // At least every quarter second (libcurl calls at least once a second, even when idle),
-        // the bytes in a partly filled buffer go to the hashing thread, so a slow or stalled
-        // transfer still gets them hashed and checkpointed within the light period.
-        let now = ContinuousClock.now
-        if now - self.lastFlush >= .milliseconds(250) {
-            self.lastFlush = now
-            self.pipeline?.flush()
-        }
-        return self.download.progress()
+        self.download.progress()
     }
 }

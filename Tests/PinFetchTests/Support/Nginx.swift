@@ -5,13 +5,15 @@ import Foundation
 /// a temporary prefix; the configuration is `Fixtures/nginx.conf.template`.
 ///
 /// `/NAME` serves `root/NAME` at full speed with `sendfile`; `/slow/NAME` serves the same file at
-/// 200 KiB/s unless the request carries ``unthrottled``. Started with ``TLS`` files, it also serves
+/// 200 KiB/s unless the request carries ``unthrottled`` (or ``at24MiBPerSecond``). Started with ``TLS`` files, it also serves
 /// `root/NAME` over HTTPS on ``tlsPort`` (`Fixtures/nginx-tls-server.conf.template`), where
 /// `/to-http/NAME` redirects (302) to the plain `http` URL of `NAME`. Not `Sendable`: one test owns it.
 final class Nginx {
     static let executable = "/usr/sbin/nginx"
     /// Arguments that make `pinfetch` ask `/slow/` for full speed (`X-Throttle: off`).
     static let unthrottled = ["-H", "X-Throttle: off"]
+    /// Arguments that make `pinfetch` ask `/slow/` for 24 MiB/s (`X-Throttle: 24m`).
+    static let at24MiBPerSecond = ["-H", "X-Throttle: 24m"]
 
     /// The temporary prefix: configuration, logs, temp paths and `files/`.
     let prefix: String
