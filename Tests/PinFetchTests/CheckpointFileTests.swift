@@ -81,7 +81,7 @@ struct CheckpointFileTests {
             #expect(CheckpointFile.read(path)?.light?.offset == 150_000)
             try file.clearLight()
             #expect(CheckpointFile.read(path)?.light == nil)
-            #expect(CheckpointFile.looksLikeStateFile(try #require(contents(path))) == false)
+            #expect(CheckpointSlots.looksLikeStateFile(try #require(contents(path))) == false)
         }
     }
 
@@ -89,7 +89,7 @@ struct CheckpointFileTests {
         try await withTemporaryDirectory { directory in
             let light = "\(directory)/light.part.state"
             try CheckpointFile(path: light).writeLight(Self.record(offset: 50_000))
-            #expect(CheckpointFile.looksLikeStateFile(try #require(contents(light))))
+            #expect(CheckpointSlots.looksLikeStateFile(try #require(contents(light))))
             #expect(CheckpointFile.read(light)?.durable.isEmpty == true)
 
             let first = "\(directory)/first.part.state"
@@ -109,14 +109,14 @@ struct CheckpointFileTests {
             var record = Self.record(offset: 100_000)
             record.sequence = 2  // even: slot 0, but written to slot 1
             var bytes = [UInt8](repeating: 0, count: CheckpointFile.slotSize) + record.encoded() + [0]
-            #expect(CheckpointFile.records(in: bytes).durable.isEmpty)
+            #expect(CheckpointSlots.records(in: bytes).durable.isEmpty)
             record.sequence = nil  // a light record in a durable slot, or the reverse
             bytes = [UInt8](repeating: 0, count: CheckpointFile.slotSize) + record.encoded() + [0]
-            #expect(CheckpointFile.records(in: bytes).durable.isEmpty)
+            #expect(CheckpointSlots.records(in: bytes).durable.isEmpty)
             var durable = record
             durable.sequence = 5
             bytes = [UInt8](repeating: 0, count: 2 * CheckpointFile.slotSize) + durable.encoded() + [0]
-            #expect(CheckpointFile.records(in: bytes).light == nil)
+            #expect(CheckpointSlots.records(in: bytes).light == nil)
         }
     }
 

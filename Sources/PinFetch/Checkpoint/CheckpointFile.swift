@@ -1,40 +1,19 @@
 @preconcurrency import Glibc
 import Synchronization
 
-/// `<dest>.part.state`: the checkpoints of one partial in fixed slots, updated in place with
-/// `pwrite` so that no write can tear or lose the newest durable record (DESIGN.md, "The rolling
-/// hash checkpoint"; issue 9).
-///
-/// ```text
-/// offset 0        slot 0: durable record (even sequence numbers)
-/// offset 64 KiB   slot 1: durable record (odd sequence numbers)
-/// offset 128 KiB  slot 2: light record
-/// ```
-///
-/// A slot holds one ``Checkpoint`` record (CRC-checked) followed by a NUL byte; what follows
-/// the NUL is ignored. Durable records go to the two durable slots in turn, each write followed
-/// by `fsync`, so the one before survives a torn write; a torn light slot fails its CRC and is
-/// ignored. A file of the first format (one record, no slots) reads as its slot 0.
+/// `<dest>.part.state`: the checkpoints of one partial in fixed slots (``CheckpointSlots``),
+/// updated in place with `pwrite` so that no write can tear or lose the newest durable record
+/// (DESIGN.md, "The rolling hash checkpoint"; issue 9). Durable records go to the two durable
+/// slots in turn, each write followed by `fsync`, so the one before survives a torn write; a
+/// torn light slot fails its CRC and is ignored.
 ///
 /// Not thread-safe for writes of the same kind; a light write and a durable write may run at
 /// once (they touch different slots).
 final class CheckpointFile: Sendable {
-    /// Bytes per slot; a record must be smaller (it is followed by its NUL).
-    static let slotSize = Checkpoint.maximumSize
-    /// Slot of the light record.
-    static let lightSlot = 2
-    /// The file's largest size in bytes.
-    static let maximumSize = 3 * CheckpointFile.slotSize
-
-    /// The records a state file holds.
-    struct Records: Sendable, Equatable {
-        /// The intact durable records, newest (highest ``Checkpoint/sequence``) first.
-        var durable: [Checkpoint] = []
-        /// The light record, when intact.
-        var light: Checkpoint?
-        /// The sequence number of the newest intact durable record, or `nil` when there is none.
-        var newestSequence: UInt64? { self.durable.first.map { $0.sequence ?? 0 } }
-    }
+    typealias Records = CheckpointSlots.Records
+    static let slotSize = CheckpointSlots.slotSize
+    static let lightSlot = CheckpointSlots.lightSlot
+    static let maximumSize = CheckpointSlots.maximumSize
 
     let path: String
     /// The open file (`-1` until the first write creates it), and whether this object created
@@ -88,7 +67,7 @@ final class CheckpointFile: Sendable {
     }
 
     /// Whether `record` fits in a slot.
-    static func fits(_ record: Checkpoint) -> Bool { record.encoded().count < Self.slotSize }
+    static func fits(_ record: Checkpoint) -> Bool { CheckpointSlots.slot(of: record) != nil }
 
     /// The intact records of the state file at `path`; `nil` when there is none or it cannot
     /// be read (never through a symbolic link).
@@ -96,34 +75,7 @@ final class CheckpointFile: Sendable {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        return Self.records(in: Self.readAll(fd))
-    }
-
-    /// Whether `bytes` (the start of a file) look like a state file: some slot starts with a
-    /// record's magic, whether or not the record is intact.
-    static func looksLikeStateFile(_ bytes: [UInt8]) -> Bool {
-        let magic = Checkpoint.magicPrefix
-        return stride(from: 0, to: min(bytes.count, Self.maximumSize), by: Self.slotSize)
-            .contains { bytes[$0...].starts(with: magic) }
-    }
-
-    /// The records in the bytes of a state file.
-    static func records(in bytes: [UInt8]) -> Records {
-        var records = Records()
-        for slot in 0...Self.lightSlot {
-            let start = slot * Self.slotSize
-            guard start < bytes.count else { break }
-            let content = bytes[start..<min(bytes.count, start + Self.slotSize)]
-            let end = content.firstIndex(of: 0) ?? content.endIndex
-            guard let record = Checkpoint(decoding: Array(content[..<end])) else { continue }
-            if slot == Self.lightSlot {
-                if record.sequence == nil { records.light = record }
-            } else if record.sequence.map({ Int($0 % 2) == slot }) ?? (slot == 0) {
-                records.durable.append(record)  // a record in the wrong slot was not written by us
-            }
-        }
-        records.durable.sort { ($0.sequence ?? 0) > ($1.sequence ?? 0) }
-        return records
+        return CheckpointSlots.records(in: Self.readAll(fd))
     }
 
     private static func readAll(_ fd: Int32) -> [UInt8] {
@@ -141,11 +93,9 @@ final class CheckpointFile: Sendable {
     }
 
     private func write(_ record: Checkpoint, slot: Int) throws(PinFetchError) {
-        var bytes = record.encoded()
-        guard bytes.count < Self.slotSize else {
-            throw PinFetchError(.fileIO, "cannot write \(self.path): a checkpoint of \(bytes.count) bytes")
+        guard let bytes = CheckpointSlots.slot(of: record) else {
+            throw PinFetchError(.fileIO, "cannot write \(self.path): a checkpoint larger than its slot")
         }
-        bytes.append(0)
         try self.write(bytes: bytes, at: slot * Self.slotSize)
     }
 

@@ -66,7 +66,7 @@ import Foundation
             let values = try? url.resourceValues(forKeys: Set(keys))
             guard values?.isRegularFile == true, values?.isSymbolicLink != true else { continue }
             guard let head = FileSystem.readSmallFile(url.path, limit: CheckpointFile.maximumSize),
-                CheckpointFile.looksLikeStateFile(head)
+                CheckpointSlots.looksLikeStateFile(head)
             else { continue }
             found.append(url.path)
         }

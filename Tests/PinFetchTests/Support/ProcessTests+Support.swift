@@ -150,7 +150,7 @@ extension ProcessTests {
             }
         }
         guard let record, record == again else { return nil }
-        let records = CheckpointFile.records(in: [UInt8](record))
+        let records = CheckpointSlots.records(in: [UInt8](record))
         let offsets = (records.durable + [records.light].compactMap { $0 }).map(\.offset)
         guard let offset = offsets.max() else { return nil }
         guard let partialSize else {
