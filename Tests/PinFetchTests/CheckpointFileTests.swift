@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 import Testing
 
 @_spi(CLI) @testable import PinFetch
@@ -129,6 +130,21 @@ struct CheckpointFileTests {
             #expect(throws: PinFetchError.self) { try CheckpointFile(path: path).writeLight(Self.record(offset: 1)) }
             #expect(CheckpointFile.read(path) == nil)
             #expect(contents(target) == Array("keep".utf8))
+        }
+    }
+
+    @Test func `a FIFO or a directory at the state path is never waited on nor written`() async throws {
+        try await withTemporaryDirectory { directory in
+            let fifo = "\(directory)/fifo.part.state"
+            #expect(mkfifo(fifo, 0o644) == 0)
+            #expect(CheckpointFile.read(fifo) == nil)  // would block forever without O_NONBLOCK
+            #expect(throws: PinFetchError.self) { try CheckpointFile(path: fifo).writeLight(Self.record(offset: 1)) }
+            let folder = "\(directory)/dir.part.state"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            #expect(CheckpointFile.read(folder) == nil)
+            #expect(throws: PinFetchError.self) {
+                try CheckpointFile(path: folder).writeDurable(Self.record(offset: 1))
+            }
         }
     }
 }

@@ -69,13 +69,20 @@ final class CheckpointFile: Sendable {
     /// Whether `record` fits in a slot.
     static func fits(_ record: Checkpoint) -> Bool { CheckpointSlots.slot(of: record) != nil }
 
-    /// The intact records of the state file at `path`; `nil` when there is none or it cannot
-    /// be read (never through a symbolic link).
+    /// The intact records of the state file at `path`; `nil` when there is none, it is not a
+    /// regular file (never read through a symbolic link, never waited on as a FIFO), or it cannot
+    /// be read.
     static func read(_ path: String) -> Records? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        guard Self.isRegularFile(fd) else { return nil }
         return CheckpointSlots.records(in: Self.readAll(fd))
+    }
+
+    private static func isRegularFile(_ fd: Int32) -> Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     private static func readAll(_ fd: Int32) -> [UInt8] {
@@ -99,13 +106,18 @@ final class CheckpointFile: Sendable {
         try self.write(bytes: bytes, at: slot * Self.slotSize)
     }
 
-    /// The open file, created (mode 0644, never through a symbolic link) on first use.
+    /// The open file, created (mode 0644) on first use; never opened through a symbolic link,
+    /// never anything but a regular file.
     private func descriptor() throws(PinFetchError) -> Int32 {
         try self.opened.withLock { (opened: inout (descriptor: Int32, created: Bool)) throws(PinFetchError) in
             if opened.descriptor >= 0 { return opened.descriptor }
             let existed = FileSystem.exists(self.path)
-            let fd = open(self.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            let fd = open(self.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw FileSystem.error("cannot open", self.path) }
+            guard Self.isRegularFile(fd) else {
+                close(fd)
+                throw PinFetchError(.fileIO, "cannot write \(self.path): not a regular file")
+            }
             opened = (fd, !existed)
             return fd
         }
