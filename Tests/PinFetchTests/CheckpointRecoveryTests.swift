@@ -55,6 +55,11 @@ struct CheckpointRecoveryTests {
         }
     }
 
+    /// Durable checkpoints at 1 and 2 MiB, a light one at 2.5 MiB.
+    static let twoDurablesAndLight: [(CheckpointWriter.Kind, Int64)] = [
+        (.durable, mebibyte), (.durable, 2 * mebibyte), (.light, 5 * mebibyte / 2),
+    ]
+
     /// The SHA-256 context after the first `offset` bytes of ``content``.
     static func state(after offset: Int64) -> [UInt8] {
         let digest = RunningDigest(algorithm: .sha256)
@@ -116,13 +121,7 @@ struct CheckpointRecoveryTests {
 
     @Test func `a durable record whose tail changed gives way to the one before it`() async throws {
         try await withTemporaryDirectory { directory in
-            let fixture = try Fixture(
-                in: directory,
-                size: 3 * Self.mebibyte,
-                checkpoints: [
-                    (.durable, Self.mebibyte), (.durable, 2 * Self.mebibyte), (.light, 5 * Self.mebibyte / 2),
-                ]
-            )
+            let fixture = try Fixture(in: directory, size: 3 * Self.mebibyte, checkpoints: Self.twoDurablesAndLight)
             try fixture.zero(at: 2 * Self.mebibyte - 100, count: 1)  // inside the newest tail
             let recovery = try fixture.recover()
             #expect(Self.holds(recovery, at: Self.mebibyte))
@@ -133,13 +132,7 @@ struct CheckpointRecoveryTests {
 
     @Test func `when every durable tail changed nothing is trusted, light record or not`() async throws {
         try await withTemporaryDirectory { directory in
-            let fixture = try Fixture(
-                in: directory,
-                size: 3 * Self.mebibyte,
-                checkpoints: [
-                    (.durable, Self.mebibyte), (.durable, 2 * Self.mebibyte), (.light, 5 * Self.mebibyte / 2),
-                ]
-            )
+            let fixture = try Fixture(in: directory, size: 3 * Self.mebibyte, checkpoints: Self.twoDurablesAndLight)
             try fixture.zero(at: Self.mebibyte - 1, count: 1)
             try fixture.zero(at: 2 * Self.mebibyte - 1, count: 1)
             #expect(try fixture.recover() == nil)
