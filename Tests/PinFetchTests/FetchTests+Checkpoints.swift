@@ -61,6 +61,28 @@ extension FetchTests {
         }
     }
 
+    /// Issue 9: the 64 KiB before a checkpoint's offset are checked on resume, so a tail that
+    /// changed after the stop (a disk that lost acknowledged bytes, an edit in place) is caught
+    /// without a pin, and the download starts over instead of splicing.
+    @Test(arguments: [399_999, 400_000 - 65_536])
+    func `a partial whose last 64 KiB changed is not resumed, even without a pin`(edited: Int) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let handle = try #require(FileHandle(forUpdatingAtPath: "\(directory)/out.bin.part"))
+                try handle.seek(toOffset: UInt64(edited))
+                handle.write(Data([~Fixtures.a[edited]]))
+                try handle.close()
+                let run = await self.fetch(server, into: directory)
+                #expect(run.status == 0)
+                #expect(run.string("status") == "downloaded")
+                #expect(run.int("resumed_from") == 0)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                #expect(server.getRequests.last?.header("Range") == nil)
+            }
+        }
+    }
+
     @Test func `a checkpoint from another OpenSSL build is rehashed from disk once`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
