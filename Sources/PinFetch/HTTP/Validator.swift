@@ -64,6 +64,32 @@ struct Validator: Hashable, Sendable, Codable {
         return false  // a weak or absent validator never ties two responses together
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case entityTag, lastModified, lastModifiedIsStrong
+    }
+
+    /// Decodes a validator a checkpoint recorded, holding it to the rules a server's is held to:
+    /// a malformed `ETag` or a `Last-Modified` that is not an HTTP-date (a forged or damaged
+    /// record; a CR LF in it would end up in `If-Range` as another header) is an error, so the
+    /// record is not used.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let entityTag = try container.decodeIfPresent(String.self, forKey: .entityTag)
+        let lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
+        guard entityTag.map(Self.isWellFormedEntityTag) ?? true, lastModified.map({ HTTPDate.parse($0) != nil }) ?? true
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .entityTag,
+                in: container,
+                debugDescription: "not a validator a server could have sent"
+            )
+        }
+        self.entityTag = entityTag
+        self.lastModified = lastModified
+        self.lastModifiedIsStrong =
+            try container.decode(Bool.self, forKey: .lastModifiedIsStrong) && lastModified != nil
+    }
+
     /// `entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE`, etagc = %x21 / %x23-7E / obs-text (§8.8.3).
     static func isWellFormedEntityTag(_ value: String) -> Bool {
         var bytes = Substring(value).utf8[...]
