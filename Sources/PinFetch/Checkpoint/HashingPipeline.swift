@@ -245,7 +245,7 @@ final class HashingPipeline: @unchecked Sendable {
 /// or, with an `idleSpacing`, as soon as the hashing thread has caught up with the transfer and
 /// that many seconds have passed. A body that arrives in bursts (a throttling server) is then
 /// covered between them, whatever the interval, at a bounded cost.
-private struct CheckpointClock {
+struct CheckpointClock {
     let interval: Int64
     let period: Double
     var idleSpacing: Double? = nil
