@@ -83,6 +83,38 @@ extension FetchTests {
         }
     }
 
+    /// Found by an outsider: a resume that cut the partial (bytes past the checkpoint, after a
+    /// kill) left the checkpoint describing the size and mtime before the cut, so a run killed
+    /// before its first byte made the next one take the partial for edited and hash it all again.
+    @Test func `a resume that cuts the partial records its new size and mtime at once`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let partial = "\(directory)/out.bin.part"
+                let handle = try #require(FileHandle(forWritingAtPath: partial))
+                handle.seekToEndOfFile()
+                handle.write(Data(repeating: 0xEE, count: 5000))  // written, never checkpointed, then a kill
+                try handle.close()
+                server.faults = TestFaults(stallAfterBodyBytes: 0)
+                let fetch = Task { await Fetcher().run(server.url(), to: "\(directory)/out.bin") }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while server.getRequests.count < 2, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                // The run has cut the partial and is waiting for its first byte: a kill now
+                // must leave a checkpoint that describes the partial as it is.
+                let recorded = CheckpointFile.read(partial + ".state")?.durable.first
+                let current = try PartialFile(path: partial, readOnly: true).identity()
+                fetch.cancel()
+                _ = await fetch.value
+                #expect(server.getRequests.last?.header("Range") == "bytes=400000-")
+                #expect(recorded?.offset == 400_000)
+                #expect(recorded?.partialIdentity == current)
+                #expect(current.size == 400_000)
+            }
+        }
+    }
+
     @Test func `a checkpoint from another OpenSSL build is rehashed from disk once`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in

@@ -155,4 +155,43 @@ extension ProcessTests {
             }
         }
     }
+
+    /// Found by an outsider: a signal while a partial of gigabytes is hashed again (a checkpoint
+    /// from another OpenSSL) took effect only once the hash was done. Now it ends the run within
+    /// a piece of 1 MiB, with the partial and its checkpoint as they were.
+    @Test func `a signal during a long re-hash ends the run at once and keeps the partial`() async throws {
+        try await withTemporaryDirectory { work in
+            let downloads = try EndToEndTests.makeDirectory(work + "/downloads")
+            let destination = downloads + "/file.bin"
+            let size: Int64 = 8 << 30  // sparse: nothing on disk, hashed at a few GB/s
+            let fd = open(destination + ".part", O_WRONLY | O_CREAT, 0o644)
+            #expect(fd >= 0 && ftruncate(fd, off_t(size)) == 0)
+            close(fd)
+            let record = Checkpoint(
+                url: "http://127.0.0.1:9/file.bin",
+                validator: Validator(entityTag: "\"v1\"", lastModified: nil),
+                totalLength: size * 2,
+                offset: size,
+                algorithm: .sha256,
+                hashState: [UInt8](repeating: 0, count: RunningDigest.stateSize(of: .sha256)),
+                hashStateSize: RunningDigest.stateSize(of: .sha256),
+                libraryVersion: RunningDigest.libraryVersion &+ 1  // another OpenSSL: hashed again from 0
+            )
+            try Data(record.encoded()).write(to: URL(filePath: destination + ".part.state"))
+            let state = try #require(contents(destination + ".part.state"))
+            let child = try self.startPinfetch(["-o", destination, record.url], logs: work + "/run")
+            defer { child.stop() }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(child.isRunning, "\(child.transcript)")  // still hashing 8 GiB
+            let signalled = ContinuousClock.now
+            child.signal(SIGTERM)
+            let ended = try await child.wait(timeout: .seconds(30))
+            let took = ContinuousClock.now - signalled
+            #expect(ended == .exited(143), "\(child.transcript)")
+            #expect(took < .seconds(1), "\(took)")
+            #expect(Self.fileSize(destination + ".part") == Int(size))
+            let unchanged = contents(destination + ".part.state") == state  // (a Bool: no byte dump on failure)
+            #expect(unchanged)
+        }
+    }
 }

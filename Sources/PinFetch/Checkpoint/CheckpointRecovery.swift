@@ -28,11 +28,14 @@ struct CheckpointRecovery {
     ///   - records: The state file's intact records.
     ///   - partial: The partial, open for reading.
     ///   - algorithm: The algorithm the download hashes with; records of another are ignored.
-    /// - Throws: ``PinFetchError/Code/fileIO`` when the partial cannot be read.
+    ///   - isCancelled: Asked while hashing again (a signal ends the run; nothing was changed).
+    /// - Throws: ``PinFetchError/Code/fileIO`` when the partial cannot be read;
+    ///   ``PinFetchError/Code/cancelled`` when `isCancelled` said so.
     static func recover(
         _ records: CheckpointFile.Records,
         partial: PartialFile,
-        algorithm: HashAlgorithm
+        algorithm: HashAlgorithm,
+        isCancelled: () -> Bool = { false }
     ) throws(PinFetchError) -> CheckpointRecovery? {
         let size = try partial.size()
         let identity = try partial.identity()
@@ -48,7 +51,7 @@ struct CheckpointRecovery {
             var rehashed: Int64 = 0
             if digest == nil || !(record.partialIdentity?.mayDescribe(identity) ?? true) {
                 let fresh = RunningDigest(algorithm: algorithm)
-                try partial.hash(from: 0, to: record.offset, into: fresh)
+                try partial.hash(from: 0, to: record.offset, into: fresh, isCancelled: isCancelled)
                 (digest, rehashed) = (fresh, record.offset)
             }
             base = CheckpointRecovery(checkpoint: record, digest: digest!, rehashedBytes: rehashed, isLight: false)
@@ -66,7 +69,9 @@ struct CheckpointRecovery {
             )
         }
         var resumed = base!
-        if let light = records.light { resumed = try Self.extend(resumed, to: light, partial: partial, size: size) }
+        if let light = records.light {
+            resumed = try Self.extend(resumed, to: light, partial: partial, size: size, isCancelled: isCancelled)
+        }
         return resumed.checkpoint.offset > 0 ? resumed : nil
     }
 
@@ -76,7 +81,8 @@ struct CheckpointRecovery {
         _ durable: CheckpointRecovery,
         to light: Checkpoint,
         partial: PartialFile,
-        size: Int64
+        size: Int64,
+        isCancelled: () -> Bool
     ) throws(PinFetchError) -> CheckpointRecovery {
         let start = durable.checkpoint.offset
         guard light.algorithm == durable.checkpoint.algorithm, light.offset > start, light.offset <= size,
@@ -87,7 +93,7 @@ struct CheckpointRecovery {
                 offset: start
             )
         else { return durable }
-        try partial.hash(from: start, to: light.offset, into: digest)
+        try partial.hash(from: start, to: light.offset, into: digest, isCancelled: isCancelled)
         let rehashed = durable.rehashedBytes + light.offset - start
         // Compared as digests: the raw contexts may differ in bytes past the buffered block.
         guard digest.finalize() == expected.finalize() else {

@@ -172,7 +172,9 @@ final class Download {
         }
         var recovery: CheckpointRecovery?
         if newest != nil, let partial = try? PartialFile(path: sidecars.partial, readOnly: true) {
-            recovery = try CheckpointRecovery.recover(records, partial: partial, algorithm: self.state.algorithm)
+            recovery = try CheckpointRecovery.recover(records, partial: partial, algorithm: self.state.algorithm) {
+                [control] in control.isCancelled
+            }
         }
         self.rehashedBytes += recovery?.rehashedBytes ?? 0
         if let source = recovery?.checkpoint.url, let index = self.mirrors.firstIndex(where: { $0.text == source }) {

@@ -1,11 +1,13 @@
 extension Download {
     /// Takes over a partial at the recovered checkpoint: cuts off the bytes past it (no
-    /// checkpoint covers them) and continues its digest. A light checkpoint is made durable
-    /// first, so everything before the offset resumed from is durable.
+    /// checkpoint covers them) and continues its digest. A light checkpoint is made durable, and
+    /// a cut partial gets a durable checkpoint that knows its new size and mtime (else the next
+    /// run would take it for edited in place and hash it all again).
     func restore(_ recovery: CheckpointRecovery) throws(PinFetchError) {
         let checkpoint = recovery.checkpoint
         let partial = try PartialFile(path: self.sidecars.partial)
-        try partial.truncate(to: checkpoint.offset)
+        let cut = try partial.size() != checkpoint.offset
+        if cut { try partial.truncate(to: checkpoint.offset) }  // even to the same size it changes the mtime
         self.partial = partial
         self.digest = recovery.digest
         self.state.offset = checkpoint.offset
@@ -15,7 +17,7 @@ extension Download {
         self.state.resumable = true
         self.state.spliced = true
         self.state.resumedFrom = checkpoint.offset
-        if recovery.isLight {
+        if recovery.isLight || cut {
             try self.saveCheckpoint()
         } else {
             self.durableOffset = checkpoint.offset

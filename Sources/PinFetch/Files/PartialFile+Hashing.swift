@@ -1,12 +1,22 @@
 extension PartialFile {
     /// Feeds bytes `start..<end` of the file to `digest`, read in pieces of 1 MiB.
-    /// - Throws: ``PinFetchError/Code/fileIO`` when they cannot be read (the file is shorter).
-    func hash(from start: Int64, to end: Int64, into digest: RunningDigest) throws(PinFetchError) {
+    /// - Parameter isCancelled: Asked before each piece: a signal must not wait for gigabytes.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when they cannot be read (the file is shorter);
+    ///   ``PinFetchError/Code/cancelled`` when `isCancelled` said so.
+    func hash(
+        from start: Int64,
+        to end: Int64,
+        into digest: RunningDigest,
+        isCancelled: () -> Bool = { false }
+    ) throws(PinFetchError) {
         let size = Int(max(1, min(1 << 20, end - start)))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }
         var position = start
         while position < end {
+            guard !isCancelled() else {
+                throw PinFetchError(.cancelled, "\(self.path): cancelled while hashing it again, at byte \(position)")
+            }
             let slice = UnsafeMutableRawBufferPointer(
                 rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))]
             )
