@@ -2,11 +2,18 @@
 
 extension Download {
     /// `fsync` → `rename(.part, destination)` → `fsync` the directory → remove the checkpoint
-    /// (DESIGN.md, "Finalize"). Called only once the digest matched.
+    /// (DESIGN.md, "Finalize"). Called only once the digest matched, and renames only the file
+    /// that was hashed: a `.part` path that names another file now is exit 3, nothing renamed.
     func commit() throws(PinFetchError) {
         let sidecars = self.sidecars
         if self.partial == nil { self.partial = try PartialFile(path: sidecars.partial) }  // a zero-byte body
         try self.partial!.synchronize()
+        guard self.partial!.isStill(at: sidecars.partial) else {
+            throw PinFetchError(
+                .fileIO,
+                "\(sidecars.partial) was replaced while pinfetch wrote it: nothing was renamed onto \(self.destination)"
+            )
+        }
         try FileSystem.renameDurably(sidecars.partial, to: self.destination)
         self.partial = nil
         try FileSystem.remove(sidecars.checkpoint)
@@ -17,7 +24,7 @@ extension Download {
     /// when there is no such file; a file that does not match is replaced atomically later.
     func verifyExistingDestination() throws(PinFetchError) -> [UInt8]? {
         guard let pin = self.pin, FileSystem.isRegularFile(self.destination) else { return nil }
-        let existing = try PartialFile(path: self.destination, readOnly: true)
+        let existing = try PartialFile(path: self.destination, readOnly: true, followingLinks: true)
         let size = try existing.size()
         let running = RunningDigest(algorithm: pin.algorithm)
         try self.rehash(existing, upTo: size, into: running)
@@ -49,6 +56,9 @@ extension Download {
             return nil
         }
         try placed.synchronize()
+        guard placed.isStill(at: placedPath) else {
+            throw PinFetchError(.fileIO, "\(placedPath) was replaced while pinfetch hashed it: nothing was renamed")
+        }
         try FileSystem.renameDurably(placedPath, to: self.destination)
         try self.discardPartial()  // superseded by the verified file
         self.state.offset = size

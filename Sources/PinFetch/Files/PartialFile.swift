@@ -11,12 +11,36 @@ final class PartialFile: Sendable {
     private let descriptor: Int32
 
     /// Opens `path` for reading and writing, creating it (mode 0644) when absent; or, with
-    /// `readOnly`, opens an existing file for reading only.
-    init(path: String, readOnly: Bool = false) throws(PinFetchError) {
-        let fd = readOnly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw FileSystem.error("cannot open", path) }
+    /// `readOnly`, opens an existing file for reading only. Only a regular file is opened: never
+    /// through a symbolic link (unless `followingLinks`, for a destination the user named), and
+    /// never waiting on a FIFO (issue 10: what is planted beside a destination).
+    /// - Throws: ``PinFetchError/Code/fileIO`` naming the path when it cannot be opened or is
+    ///   not a regular file.
+    init(path: String, readOnly: Bool = false, followingLinks: Bool = false) throws(PinFetchError) {
+        let flags = O_CLOEXEC | O_NONBLOCK | (followingLinks ? 0 : O_NOFOLLOW)
+        let fd = readOnly ? open(path, O_RDONLY | flags) : open(path, O_RDWR | O_CREAT | flags, 0o644)
+        guard fd >= 0 else {
+            if errno == ELOOP {
+                throw PinFetchError(.fileIO, "\(path) is a symbolic link: pinfetch does not write through one")
+            }
+            throw FileSystem.error("cannot open", path)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw PinFetchError(.fileIO, "\(path) is not a regular file: remove it, or choose another output")
+        }
         self.path = path
         self.descriptor = fd
+    }
+
+    /// Whether `path` still names this open file (`lstat` of the path has the descriptor's
+    /// device and inode): the commit renames a path, and must rename the file it hashed.
+    func isStill(at path: String) -> Bool {
+        var open = stat()
+        var named = stat()
+        return fstat(self.descriptor, &open) == 0 && lstat(path, &named) == 0 && open.st_dev == named.st_dev
+            && open.st_ino == named.st_ino
     }
 
     deinit { close(self.descriptor) }

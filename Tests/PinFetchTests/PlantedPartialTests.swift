@@ -1,0 +1,104 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// What an outsider planted at `<dest>.part` (issue 10, point 1; found while breaking issue 9):
+/// a symbolic link is never written through, a FIFO is never waited on, and a `.part` replaced
+/// during the download is never renamed onto the destination.
+@Suite(.timeLimit(.minutes(1)))
+struct PlantedPartialTests {
+    static let resource = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
+
+    @Test func `a symbolic link at .part beside a valid checkpoint is not written through`() async throws {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                let victim = "\(directory)/victim.txt"
+                try Data("keep me".utf8).write(to: URL(filePath: victim))
+                try writePartial(
+                    Fixtures.a[..<400_000],
+                    of: Int64(Fixtures.a.count),
+                    to: output,
+                    url: server.url(),
+                    etag: Fixtures.etagA
+                )
+                try FileManager.default.removeItem(atPath: output + ".part")
+                try FileManager.default.createSymbolicLink(atPath: output + ".part", withDestinationPath: victim)
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let result = await Fetcher().run(server.url(), to: output, verifying: pin)
+                #expect(result.error == nil)
+                #expect(contents(victim) == Array("keep me".utf8))
+                #expect(contents(output) == Fixtures.a)
+                let type = try FileManager.default.attributesOfItem(atPath: output)[.type] as? FileAttributeType
+                #expect(type == .typeRegular)  // not a link to the victim
+            }
+        }
+    }
+
+    @Test func `a FIFO at .part beside a valid checkpoint is not waited on`() async throws {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                try writePartial(
+                    Fixtures.a[..<400_000],
+                    of: Int64(Fixtures.a.count),
+                    to: output,
+                    url: server.url(),
+                    etag: Fixtures.etagA
+                )
+                try FileManager.default.removeItem(atPath: output + ".part")
+                #expect(mkfifo(output + ".part", 0o644) == 0)
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let result = await Fetcher().run(server.url(), to: output, verifying: pin)
+                #expect(result.error == nil)
+                #expect(contents(output) == Fixtures.a)
+            }
+        }
+    }
+
+    @Test func `a partial is never opened through a symbolic link nor as a FIFO`() async throws {
+        try await withTemporaryDirectory { directory in
+            let victim = "\(directory)/victim.txt"
+            try Data("keep me".utf8).write(to: URL(filePath: victim))
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/link.part", withDestinationPath: victim)
+            #expect(mkfifo("\(directory)/fifo.part", 0o644) == 0)
+            for name in ["link.part", "fifo.part"] {
+                for readOnly in [false, true] {
+                    let error = #expect(throws: PinFetchError.self) {
+                        try PartialFile(path: "\(directory)/\(name)", readOnly: readOnly)
+                    }
+                    #expect(error?.code == .fileIO)
+                    #expect(error?.message.contains("\(directory)/\(name)") == true)
+                }
+            }
+            #expect(contents(victim) == Array("keep me".utf8))
+        }
+    }
+
+    /// Two outputs named `x` and `x.part` (two processes, or a batch): the second one's commit
+    /// renames its file onto the first one's `.part` path. The first one must notice that the
+    /// path no longer names the file it hashed.
+    @Test func `a .part replaced during the download is never renamed onto the destination`() async throws {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            server.faults = TestFaults(bytesPerSecond: 400_000)
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let fetch = Task { await Fetcher().run(server.url(), to: output, verifying: pin) }
+                let deadline = ContinuousClock.now + .seconds(20)
+                while (ProcessTests.fileSize(output + ".part") ?? 0) < 100_000, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try Data(Fixtures.b).write(to: URL(filePath: "\(directory)/other"))
+                #expect(rename("\(directory)/other", output + ".part") == 0)
+                server.faults = TestFaults()
+                let result = await fetch.value
+                #expect(result.error?.code == .fileIO)
+                #expect(result.error?.message.contains("was replaced") == true)
+                #expect(!FileManager.default.fileExists(atPath: output))
+            }
+        }
+    }
+}
