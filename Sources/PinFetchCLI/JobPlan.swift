@@ -58,6 +58,7 @@ enum JobPlan {
         let directory = arguments.directory ?? "."
         var jobs: [FetchJob] = []
         var lines: [String: Int] = [:]
+        var sidecars: [String: (line: Int, role: String, of: String)] = [:]
         for entry in manifest.entries {
             var name = entry.output ?? ""
             if entry.output == nil { name = try Arguments.fileName(fromURL: entry.mirrors[0]) }
@@ -70,6 +71,21 @@ enum JobPlan {
             }
             if let earlier = lines[destination] {
                 throw PinFetchError(.usage, "\(input):\(entry.line): \(destination) is written by line \(earlier) too")
+            }
+            if let (line, role, of) = sidecars[destination] {
+                throw PinFetchError(
+                    .usage,
+                    "\(input):\(entry.line): \(destination) is the \(role) of \(of) (line \(line)): choose another name"
+                )
+            }
+            for (path, role) in SidecarPaths.beside(destination) {
+                if let earlier = lines[path] {
+                    throw PinFetchError(
+                        .usage,
+                        "\(input):\(earlier): \(path) is the \(role) of \(destination) (line \(entry.line)): choose another name"
+                    )
+                }
+                sidecars[path] = (entry.line, role, destination)
             }
             lines[destination] = entry.line
             var pin = entry.pin ?? arguments.pin

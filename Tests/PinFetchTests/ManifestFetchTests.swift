@@ -139,6 +139,27 @@ struct ManifestFetchTests {
         }
     }
 
+    /// Found by an outsider: outputs `x` and `x.part` in one batch let one download rename its
+    /// verified file onto the other's partial, which was then renamed onto `x` with exit 0.
+    @Test(arguments: [("x", "x.part"), ("x.part.state", "x"), ("x", "x.part.lock"), ("x", "x.part.cache")])
+    func `an output that is another's sidecar is exit 2 before any request`(first: String, second: String) async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                try self.write(
+                    ["\(server.url("/f1")) \(first)", "\(server.url("/f2")) \(second)"],
+                    to: "\(directory)/manifest"
+                )
+                let run = await runCLI(Self.quiet + ["-P", "\(directory)/out", "-i", "\(directory)/manifest"])
+                #expect(run.status == 2)
+                #expect(run.standardError.contains("choose another name"), "\(run.standardError)")
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory) == ["manifest"])
+            }
+        }
+    }
+
     @Test(arguments: ["http://", "http://:80/x", "https://?q"])
     func `a manifest URL without a host is exit 2 before any request`(bad: String) async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in

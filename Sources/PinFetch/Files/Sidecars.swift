@@ -16,3 +16,16 @@ struct Sidecars: Hashable, Sendable {
     /// `<dest>.part.cache`: a cache entry being placed and hashed before its rename.
     var cachePlacement: String { self.partial + ".cache" }
 }
+
+/// The sidecar paths of a destination, for the command line (issue 10): a batch in which one
+/// output is another's sidecar would have one download rename its file onto the other's partial.
+@_spi(CLI) public enum SidecarPaths {
+    /// The paths pinfetch may create beside `destination` while it downloads it, with what each is.
+    public static func beside(_ destination: String) -> [(path: String, role: String)] {
+        let sidecars = Sidecars(destination: destination)
+        return [
+            (sidecars.partial, "partial"), (sidecars.checkpoint, "checkpoint"), (sidecars.lock, "lock"),
+            (sidecars.checkpointTemporary, "checkpoint temporary"), (sidecars.cachePlacement, "cache placement"),
+        ]
+    }
+}
