@@ -101,4 +101,23 @@ struct PlantedPartialTests {
             }
         }
     }
+
+    @Test func `a FIFO or a directory at .part.lock is exit 3 naming it, and is left alone`() async throws {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(mkfifo("\(directory)/fifo.bin.part.lock", 0o644) == 0)
+                try FileManager.default.createDirectory(
+                    atPath: "\(directory)/dir.bin.part.lock",
+                    withIntermediateDirectories: false
+                )
+                for name in ["fifo.bin", "dir.bin"] {
+                    let result = await Fetcher().run(server.url(), to: "\(directory)/\(name)")
+                    #expect(result.error?.code == .fileIO)
+                    #expect(result.error?.message.contains("\(directory)/\(name).part.lock") == true)
+                }
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory) == ["dir.bin.part.lock", "fifo.bin.part.lock"])
+            }
+        }
+    }
 }

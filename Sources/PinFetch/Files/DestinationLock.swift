@@ -20,8 +20,13 @@ final class DestinationLock {
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         while true {
             // Never through a symbolic link: one planted there would create or lock another file.
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
             guard fd >= 0 else { throw FileSystem.error("cannot create lock file", path) }
+            var opened = stat()
+            guard fstat(fd, &opened) == 0, (opened.st_mode & S_IFMT) == S_IFREG else {
+                close(fd)
+                throw PinFetchError(.fileIO, "\(path) is not a regular file: remove it, or choose another output")
+            }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
                 guard code == EWOULDBLOCK || code == EINTR else {
