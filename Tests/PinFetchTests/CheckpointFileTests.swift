@@ -104,21 +104,18 @@ struct CheckpointFileTests {
         }
     }
 
-    @Test func `a record in a slot its sequence does not belong to is not ours`() async throws {
-        try await withTemporaryDirectory { directory in
-            let path = "\(directory)/f.part.state"
-            var record = Self.record(offset: 100_000)
-            record.sequence = 2  // even: slot 0, but written to slot 1
-            var bytes = [UInt8](repeating: 0, count: CheckpointFile.slotSize) + record.encoded() + [0]
-            #expect(CheckpointSlots.records(in: bytes).durable.isEmpty)
-            record.sequence = nil  // a light record in a durable slot, or the reverse
-            bytes = [UInt8](repeating: 0, count: CheckpointFile.slotSize) + record.encoded() + [0]
-            #expect(CheckpointSlots.records(in: bytes).durable.isEmpty)
-            var durable = record
-            durable.sequence = 5
-            bytes = [UInt8](repeating: 0, count: 2 * CheckpointFile.slotSize) + durable.encoded() + [0]
-            #expect(CheckpointSlots.records(in: bytes).light == nil)
-        }
+    @Test func `a record in a slot its sequence does not belong to is not ours`() {
+        var record = Self.record(offset: 100_000)
+        record.sequence = 2  // even: slot 0, but written to slot 1
+        var bytes = [UInt8](repeating: 0, count: CheckpointFile.slotSize) + record.encoded() + [0]
+        #expect(CheckpointSlots.records(in: bytes).durable.isEmpty)
+        record.sequence = nil  // a light record in a durable slot, or the reverse
+        bytes = [UInt8](repeating: 0, count: CheckpointFile.slotSize) + record.encoded() + [0]
+        #expect(CheckpointSlots.records(in: bytes).durable.isEmpty)
+        var durable = record
+        durable.sequence = 5
+        bytes = [UInt8](repeating: 0, count: 2 * CheckpointFile.slotSize) + durable.encoded() + [0]
+        #expect(CheckpointSlots.records(in: bytes).light == nil)
     }
 
     @Test func `the state file is never opened through a symbolic link`() async throws {
