@@ -120,4 +120,16 @@ struct PlantedPartialTests {
             }
         }
     }
+
+    @Test func `a fresh partial never truncates what a hard link planted at its path points to`() async throws {
+        try await withTemporaryDirectory { directory in
+            let victim = "\(directory)/victim.txt"
+            try Data("keep me".utf8).write(to: URL(filePath: victim))
+            #expect(link(victim, "\(directory)/out.bin.part") == 0)
+            let partial = try PartialFile(path: "\(directory)/out.bin.part", fresh: true)
+            try Array("new".utf8).withUnsafeBytes { try partial.write($0, at: 0) }
+            #expect(contents(victim) == Array("keep me".utf8))
+            #expect(contents("\(directory)/out.bin.part") == Array("new".utf8))
+        }
+    }
 }

@@ -6,7 +6,8 @@ extension Download {
     /// that was hashed: a `.part` path that names another file now is exit 3, nothing renamed.
     func commit() throws(PinFetchError) {
         let sidecars = self.sidecars
-        if self.partial == nil { self.partial = try PartialFile(path: sidecars.partial) }  // a zero-byte body
+        // A zero-byte body wrote no partial.
+        if self.partial == nil { self.partial = try PartialFile(path: sidecars.partial, fresh: true) }
         try self.partial!.synchronize()
         guard self.partial!.isStill(at: sidecars.partial) else {
             throw PinFetchError(

@@ -166,7 +166,7 @@ extension Download {
     /// Empties the partial (keeping the file open) and forgets its representation.
     func resetPartial() throws(PinFetchError) {
         try FileSystem.remove(self.sidecars.checkpoint)  // first: a checkpoint never outlives its bytes
-        if self.partial == nil { self.partial = try PartialFile(path: self.sidecars.partial) }
+        if self.partial == nil { self.partial = try PartialFile(path: self.sidecars.partial, fresh: true) }
         try self.partial!.truncate(to: 0)
         self.digest.reset()
         self.state = self.state.emptied

@@ -14,11 +14,24 @@ final class PartialFile: Sendable {
     /// `readOnly`, opens an existing file for reading only. Only a regular file is opened: never
     /// through a symbolic link (unless `followingLinks`, for a destination the user named), and
     /// never waiting on a FIFO (issue 10: what is planted beside a destination).
+    /// A `fresh` file is made anew: whatever is at `path` is removed (a link name only, never
+    /// what it points to) and the file is created with `O_EXCL`, so nothing planted there in
+    /// between (a hard link to another file) is ever truncated or written.
     /// - Throws: ``PinFetchError/Code/fileIO`` naming the path when it cannot be opened or is
     ///   not a regular file.
-    init(path: String, readOnly: Bool = false, followingLinks: Bool = false) throws(PinFetchError) {
+    init(
+        path: String,
+        readOnly: Bool = false,
+        followingLinks: Bool = false,
+        fresh: Bool = false
+    )
+        throws(PinFetchError)
+    {
         let flags = O_CLOEXEC | O_NONBLOCK | (followingLinks ? 0 : O_NOFOLLOW)
-        let fd = readOnly ? open(path, O_RDONLY | flags) : open(path, O_RDWR | O_CREAT | flags, 0o644)
+        if fresh { try FileSystem.remove(path) }
+        let fd =
+            readOnly
+            ? open(path, O_RDONLY | flags) : open(path, O_RDWR | O_CREAT | (fresh ? O_EXCL : 0) | flags, 0o644)
         guard fd >= 0 else {
             if errno == ELOOP {
                 throw PinFetchError(.fileIO, "\(path) is a symbolic link: pinfetch does not write through one")
