@@ -19,6 +19,7 @@ enum JobPlan {
             {
                 throw PinFetchError(.usage, "\(job.destination) is a directory: name the file (-o DIR/NAME or -P DIR)")
             }
+            if let refusal = DestinationType.refusal(job.destination) { throw PinFetchError(.usage, refusal) }
         }
         return jobs
     }

@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 import Testing
 
@@ -76,6 +77,62 @@ extension DestinationTests {
                 #expect(result.error?.code == .cancelled)
                 #expect(await first.status == 0)
                 #expect(server.getRequests.count == 1)
+            }
+        }
+    }
+
+    // MARK: - What stands at the destination (issue 10, point 2)
+
+    /// A FIFO, a link to one, a link to a device (`/dev/null`: run as root, the rename would
+    /// have replaced the link only, but `-o /dev/null` itself would destroy it), a link to a
+    /// directory: exit 2 before any request, and the thing is still there.
+    @Test(arguments: ["fifo", "link-to-fifo", "link-to-null", "link-to-directory"])
+    func `a destination that is not a regular file is exit 2 before any request`(kind: String) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+            try await withTemporaryDirectory { directory in
+                #expect(mkfifo("\(directory)/fifo", 0o644) == 0)
+                try FileManager.default.createDirectory(atPath: "\(directory)/dir", withIntermediateDirectories: false)
+                let links = [
+                    "link-to-fifo": "\(directory)/fifo", "link-to-null": "/dev/null",
+                    "link-to-directory": "\(directory)/dir",
+                ]
+                for (name, target) in links {
+                    try FileManager.default.createSymbolicLink(
+                        atPath: "\(directory)/\(name)",
+                        withDestinationPath: target
+                    )
+                }
+                let before = listing(directory)
+                let run = await runCLI(["-q", "--sha256", Fixtures.sha256A, "-o", "\(directory)/\(kind)", server.url()])
+                #expect(run.status == 2)
+                #expect(run.standardError.contains("\(directory)/\(kind)"))
+                // The library refuses it too, for callers that do not plan through the command line.
+                let result = await Fetcher().run(server.url(), to: "\(directory)/\(kind)")
+                #expect(result.error?.code == .usage)
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory) == before)
+                var info = stat()
+                #expect(lstat("\(directory)/fifo", &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+            }
+        }
+    }
+
+    /// A link to a regular file, or to nothing, is replaced by the verified file: the rename
+    /// replaces the link itself, and what it pointed to is untouched.
+    @Test(arguments: [true, false])
+    func `a symbolic link at the destination is replaced, never written through`(dangling: Bool) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+            try await withTemporaryDirectory { directory in
+                let target = "\(directory)/target"
+                if !dangling { try Data("keep me".utf8).write(to: URL(filePath: target)) }
+                let output = "\(directory)/out.bin"
+                try FileManager.default.createSymbolicLink(atPath: output, withDestinationPath: target)
+                let run = await runCLI(["-q", "--sha256", Fixtures.sha256A, "-o", output, server.url()])
+                #expect(run.status == 0)
+                #expect(contents(output) == Fixtures.a)
+                let type = try FileManager.default.attributesOfItem(atPath: output)[.type] as? FileAttributeType
+                #expect(type == .typeRegular)
+                #expect(contents(target) == (dangling ? nil : Array("keep me".utf8)))
             }
         }
     }

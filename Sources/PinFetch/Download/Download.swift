@@ -121,6 +121,7 @@ final class Download {
 
     private func fetch() throws(PinFetchError) -> [UInt8] {
         if self.namingDirectory != nil { try self.nameByContentDisposition() }
+        if let refusal = DestinationType.refusal(self.destination) { throw PinFetchError(.usage, refusal) }
         try FileSystem.createDirectories(FileSystem.directory(of: self.destination))
         let sidecars = self.sidecars
         let lock = try DestinationLock(path: sidecars.lock, timeout: self.options.lockTimeout) { [control] in
