@@ -102,8 +102,12 @@ struct HTTPURLTests {
         #expect((literal.scheme, literal.host, literal.port) == ("http", "[::1]", 8080))
     }
 
-    @Test func `redacted hides only the password`() throws {
-        #expect(try HTTPURL("http://user:secret@h/x?sig=1").redacted == "http://user:***@h/x?sig=1")
+    @Test func `redacted hides the password and the values of signing query parameters`() throws {
+        #expect(try HTTPURL("http://user:secret@h/x?sig=1").redacted == "http://user:***@h/x?sig=***")
+        let signed = try HTTPURL("https://b.s3.test/k?X-Amz-Credential=AK%2F1&X-Amz-Date=2026&X-Amz-Signature=abc#f")
+        #expect(signed.redacted == "https://b.s3.test/k?X-Amz-Credential=***&X-Amz-Date=2026&X-Amz-Signature=***")
+        #expect(try HTTPURL("http://h/x?version=2&token=t&&sig").redacted == "http://h/x?version=2&token=***&&sig")
+        #expect(try HTTPURL("http://h/x?a=1").redacted == "http://h/x?a=1")
         #expect(try HTTPURL("http://user@h/x").redacted == "http://user@h/x")
         #expect(try HTTPURL("http://h/x@y").redacted == "http://h/x@y")
         #expect(try HTTPURL("http://u:p@q@h:81/").redacted == "http://u:***@h:81/")

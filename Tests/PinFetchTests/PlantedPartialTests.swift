@@ -132,4 +132,38 @@ struct PlantedPartialTests {
             #expect(contents("\(directory)/out.bin.part") == Array("new".utf8))
         }
     }
+
+    /// Issue 10, point 6: a URL's password and signing values never reach a sidecar, the
+    /// sidecars are private (0600), and the verified file gets the usual mode; the resume still
+    /// finds its checkpoint (it compares URLs without their secrets).
+    @Test func `secrets stay out of the checkpoint, sidecars are 0600, the file gets the usual mode`() async throws {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            try await withTemporaryDirectory { directory in
+                let url = server.url("/file?X-Amz-Signature=SIGSECRET&v=1").replacingOccurrences(
+                    of: "http://",
+                    with: "http://user:PWSECRET@"
+                )
+                let output = "\(directory)/out.bin"
+                let arguments = ["-q", "--json", "--retries", "0", "-o", output, url]
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                let first = await runCLI(arguments)
+                #expect(first.status == 4)
+                let state = String(decoding: try #require(contents(output + ".part.state")), as: UTF8.self)
+                #expect(!state.contains("SECRET"))
+                #expect(state.contains("user:***@") && state.contains("X-Amz-Signature=***&v=1"))
+                #expect(!first.standardOutput.contains("SECRET") && !first.standardError.contains("SECRET"))
+                for sidecar in [".part", ".part.state"] {
+                    let mode = try FileManager.default.attributesOfItem(atPath: output + sidecar)[.posixPermissions]
+                    #expect(mode as? Int == 0o600, "\(sidecar)")
+                }
+                let second = await runCLI(["-q", "--json", "--sha256", Fixtures.sha256A, "-o", output, url])
+                #expect(second.status == 0)
+                #expect(second.int("resumed_from") == 400_000)
+                #expect(!second.standardOutput.contains("SECRET"))
+                #expect(contents(output) == Fixtures.a)
+                let mode = try FileManager.default.attributesOfItem(atPath: output)[.posixPermissions] as? Int
+                #expect(mode == Int(FileSystem.creationMode))
+            }
+        }
+    }
 }

@@ -27,7 +27,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// Records larger than this are not read (bytes).
     static let maximumSize = 64 * 1024
 
-    /// The URL the user asked for (before redirects), as given.
+    /// The URL the user asked for (before redirects), without its secrets (``HTTPURL/redacted``).
     var url: String
     /// The representation's validator when the partial was written.
     var validator: Validator

@@ -106,13 +106,13 @@ final class CheckpointFile: Sendable {
         try self.write(bytes: bytes, at: slot * Self.slotSize)
     }
 
-    /// The open file, created (mode 0644) on first use; never opened through a symbolic link,
-    /// never anything but a regular file.
+    /// The open file, created on first use with mode 0600 (it describes a download nobody else
+    /// needs); never opened through a symbolic link, never anything but a regular file.
     private func descriptor() throws(PinFetchError) -> Int32 {
         try self.opened.withLock { (opened: inout (descriptor: Int32, created: Bool)) throws(PinFetchError) in
             if opened.descriptor >= 0 { return opened.descriptor }
             let existed = FileSystem.exists(self.path)
-            let fd = open(self.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+            let fd = open(self.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw FileSystem.error("cannot open", self.path) }
             guard Self.isRegularFile(fd) else {
                 close(fd)

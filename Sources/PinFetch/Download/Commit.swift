@@ -8,6 +8,7 @@ extension Download {
         let sidecars = self.sidecars
         // A zero-byte body wrote no partial.
         if self.partial == nil { self.partial = try PartialFile(path: sidecars.partial, fresh: true) }
+        try self.partial!.setMode(FileSystem.creationMode)  // private while unverified, usual once verified
         try self.partial!.synchronize()
         guard self.partial!.isStill(at: sidecars.partial) else {
             throw PinFetchError(

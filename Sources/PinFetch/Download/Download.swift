@@ -178,7 +178,8 @@ final class Download {
             }
         }
         self.rehashedBytes += recovery?.rehashedBytes ?? 0
-        if let source = recovery?.checkpoint.url, let index = self.mirrors.firstIndex(where: { $0.text == source }) {
+        if let source = recovery?.checkpoint.url, let index = self.mirrors.firstIndex(where: { $0.redacted == source })
+        {
             self.mirrorIndex = index  // continue where the partial came from
         }
         // HEAD only helps decide about a partial with a checkpoint: without one, the partial is
@@ -187,7 +188,7 @@ final class Download {
         let decision = ResumeDecision.decide(
             checkpoint: recovery?.checkpoint,
             partialSize: FileSystem.size(of: sidecars.partial),
-            url: self.currentURL,
+            url: self.currentLabel,  // checkpoints hold URLs without their secrets
             algorithm: self.state.algorithm,
             probe: probe,
             pinned: self.pin != nil

@@ -44,7 +44,7 @@ extension Download {
         }
         self.restartPending = false
         self.state.validator = head.validator
-        self.state.source = self.currentURL
+        self.state.source = self.currentLabel  // no secrets: it goes into the checkpoint
         self.state.totalLength = totalLength
         self.state.serverDigest = nil
         if self.pin == nil {
@@ -76,7 +76,7 @@ extension Download {
             // From now on the partial continues this mirror's representation; the pin decides.
             self.state.crossMirror = false
             self.state.validator = head.validator
-            self.state.source = self.currentURL
+            self.state.source = self.currentLabel  // no secrets: it goes into the checkpoint
             self.state.resumable = self.canResume(with: head.validator) && !head.hasContentCoding
         }
         self.state.spliced = true
@@ -92,7 +92,7 @@ extension Download {
                 path: self.sidecars.checkpoint,
                 partial: partial,
                 state: self.state,
-                url: self.state.source ?? self.currentURL,
+                url: self.state.source ?? self.currentLabel,
                 durableOffset: self.durableOffset
             )
         }
@@ -155,7 +155,7 @@ extension Download {
                 path: self.sidecars.checkpoint,
                 partial: partial,
                 state: self.state,
-                url: self.state.source ?? self.currentURL,
+                url: self.state.source ?? self.currentLabel,
                 durableOffset: self.durableOffset
             )
         else { return }

@@ -11,7 +11,8 @@ struct PartialState: Sendable {
     var offset: Int64 = 0
     /// The validator of the representation the partial holds.
     var validator: Validator?
-    /// The mirror whose validator ``validator`` is (it goes into the checkpoint).
+    /// The mirror whose validator ``validator`` is, without its secrets (``HTTPURL/redacted``:
+    /// it goes into the checkpoint, and a resume compares it with the mirrors' redacted forms).
     var source: String?
     /// The representation's length in bytes, when known.
     var totalLength: Int64?

@@ -20,7 +20,7 @@ final class DestinationLock {
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         while true {
             // Never through a symbolic link: one planted there would create or lock another file.
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
             guard fd >= 0 else { throw FileSystem.error("cannot create lock file", path) }
             var opened = stat()
             guard fstat(fd, &opened) == 0, (opened.st_mode & S_IFMT) == S_IFREG else {

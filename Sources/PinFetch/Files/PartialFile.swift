@@ -10,7 +10,8 @@ final class PartialFile: Sendable {
     let path: String
     private let descriptor: Int32
 
-    /// Opens `path` for reading and writing, creating it (mode 0644) when absent; or, with
+    /// Opens `path` for reading and writing, creating it (mode 0600: unverified bytes are
+    /// private until the commit gives them the usual mode) when absent; or, with
     /// `readOnly`, opens an existing file for reading only. Only a regular file is opened: never
     /// through a symbolic link (unless `followingLinks`, for a destination the user named), and
     /// never waiting on a FIFO (issue 10: what is planted beside a destination).
@@ -31,7 +32,7 @@ final class PartialFile: Sendable {
         if fresh { try FileSystem.remove(path) }
         let fd =
             readOnly
-            ? open(path, O_RDONLY | flags) : open(path, O_RDWR | O_CREAT | (fresh ? O_EXCL : 0) | flags, 0o644)
+            ? open(path, O_RDONLY | flags) : open(path, O_RDWR | O_CREAT | (fresh ? O_EXCL : 0) | flags, 0o600)
         guard fd >= 0 else {
             if errno == ELOOP {
                 throw PinFetchError(.fileIO, "\(path) is a symbolic link: pinfetch does not write through one")
@@ -110,6 +111,11 @@ final class PartialFile: Sendable {
         }
     }
 
+    /// Sets the file's permission bits (`fchmod`).
+    func setMode(_ mode: mode_t) throws(PinFetchError) {
+        guard fchmod(self.descriptor, mode) == 0 else { throw FileSystem.error("cannot chmod", self.path) }
+    }
+
     /// Makes the written bytes durable (`fsync`).
     func synchronize() throws(PinFetchError) {
         guard fsync(self.descriptor) == 0 else { throw FileSystem.error("cannot fsync", self.path) }
@@ -121,6 +127,16 @@ enum FileSystem {
     static func error(_ what: String, _ path: String, errno code: Int32 = errno) -> PinFetchError {
         PinFetchError(.fileIO, "\(what) \(path): \(String(cString: strerror(code)))", underlying: Int(code))
     }
+
+    /// The mode a new file gets from `open(…, 0666)` under this process's umask, as curl's and
+    /// wget's output files do; read from `/proc/self/status` (setting the umask to read it would
+    /// race with other threads creating files). 0644 when it cannot be read.
+    static let creationMode: mode_t = {
+        let status = String(decoding: Self.readSmallFile("/proc/self/status", limit: 1 << 16) ?? [], as: UTF8.self)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+        let mask = line.flatMap { mode_t($0.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) }
+        return 0o666 & ~(mask ?? 0o022)
+    }()
 
     /// `true` when something exists at `path` (not following a final symbolic link).
     static func exists(_ path: String) -> Bool {
