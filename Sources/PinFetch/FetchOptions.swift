@@ -30,6 +30,10 @@ public struct FetchOptions: Sendable {
     public var lightCheckpointInterval: Int64 = 2 << 20
     /// Most seconds between two light checkpoints while the partial grows, stalls included.
     public var lightCheckpointPeriod: Double = 0.5
+    /// The largest file to accept, in bytes, or `nil` for any (`--max-filesize`, as curl's): an
+    /// answer announcing more fails before its body, and a body that runs past it stops there;
+    /// both are ``PinFetchError/Code/protocolViolation`` (exit 7), and the partial is removed.
+    public var maximumFileSize: Int64? = nil
     /// A content-addressed cache of verified files (``DigestCache``), or `nil` for none.
     public var cacheDirectory: String? = nil
     /// Called from the transfer thread as bytes arrive (five times a second at most).

@@ -45,7 +45,7 @@ public struct Arguments: Sendable {
     private static let valued: Set<String> = [
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
         "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
-        "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--shard", "--cache-dir",
+        "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--shard", "--cache-dir", "--max-filesize",
     ]
 
     /// Parses `arguments` (without the program name).
@@ -108,6 +108,7 @@ public struct Arguments: Sendable {
                 parsed.options.connectTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--stall-timeout": parsed.options.stallTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)
+            case "--max-filesize": parsed.options.maximumFileSize = try Self.size(value, for: argument)
             case "-H", "--header": parsed.options.headers.append(try Self.header(value))
             case "--cacert":
                 guard let pem = FileManager.default.contents(atPath: value) else {
@@ -181,6 +182,27 @@ public struct Arguments: Sendable {
             )
         }
         return value
+    }
+
+    /// A number of bytes, with an optional `K`, `M` or `G` (1024-based, either case), as curl's
+    /// `--max-filesize` takes it.
+    static func size(_ text: String, for option: String) throws(PinFetchError) -> Int64 {
+        let shifts: [Character: Int64] = ["k": 10, "m": 20, "g": 30]
+        var digits = Substring(text)
+        var shift: Int64 = 0
+        if let last = digits.last, let unit = shifts[Character(last.lowercased())] {
+            shift = unit
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number > 0,
+            number <= Int64.max >> shift
+        else {
+            throw PinFetchError(
+                .usage,
+                "\(option) takes a number of bytes above 0 (K, M or G may follow), not '\(text)'"
+            )
+        }
+        return number << shift
     }
 
     /// `Name: value`, where the name is an RFC 9110 token and nothing holds CR, LF or NUL.

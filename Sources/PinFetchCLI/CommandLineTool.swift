@@ -61,6 +61,7 @@ public enum CommandLineTool {
               --connect-timeout S    seconds to connect (default 30)
               --stall-timeout S      seconds without a new byte before retrying (default 60)
               --lock-timeout S       seconds to wait for another pinfetch on the same file (default: forever)
+              --max-filesize BYTES   refuse a file larger than this (K, M, G: KiB, MiB, GiB); exit 7
           -H, --header 'Name: value' extra request header (repeatable; Authorization, Cookie and
                                      Proxy-Authorization are dropped when a redirect leaves the origin)
               --cacert FILE          also trust the PEM certificates in FILE for HTTPS

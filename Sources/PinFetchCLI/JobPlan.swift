@@ -117,7 +117,12 @@ enum JobPlan {
         let path = directory.appendingPathComponent("input").path
         var options = arguments.options
         options.progress = nil
+        let limit = min(options.maximumFileSize ?? .max, 16 << 20)
+        options.maximumFileSize = limit  // stops while it streams
         let result = await Fetcher(options: options).run(source, to: path)
+        if let error = result.error, error.message.hasSuffix("larger than --max-filesize (\(limit) bytes)") {
+            throw PinFetchError(.usage, "\(source) is larger than \(limit) bytes: not a checksum file or manifest")
+        }
         if let error = result.error {
             // The message names the URL already.
             throw PinFetchError(

@@ -194,3 +194,15 @@ enum AnswerDecision: Hashable, Sendable {
         return .finalize
     }
 }
+
+extension AnswerDecision {
+    /// The representation's length in bytes as the answer announced it (at least the end of
+    /// its range when the total is `*`), when it did.
+    var announcedLength: Int64? {
+        switch self {
+        case .append(_, let end, let total), .replace(let end, let total): total ?? end
+        case .replaceExpecting(let length): length
+        case .finalize, .restart, .retry, .fail: nil
+        }
+    }
+}

@@ -35,6 +35,10 @@ final class AnswerReader: TransferDelegate {
     override func receive(head: ResponseHead) -> Bool {
         let decision = AnswerDecision.decide(head, self.context)
         self.decision = decision
+        if let announced = decision.announcedLength, let failure = self.download.sizeRefusal(announced) {
+            self.localFailure = failure
+            return false
+        }
         switch decision {
         case .append(let skip, let end, let totalLength):
             do throws(PinFetchError) {
@@ -124,6 +128,10 @@ final class AnswerReader: TransferDelegate {
             // The answer was not what its head said: what it wrote (and checkpointed) is suspect.
             self.decision = .restart("more body bytes than the answer announced")
             self.wroteSuspectBytes = self.rollback == nil  // a provisional body is cut off anyway
+            return false
+        }
+        if let failure = self.download.sizeRefusal(self.download.state.offset + Int64(bytes.count)) {
+            self.localFailure = failure  // a body without a length that runs past --max-filesize
             return false
         }
         do throws(PinFetchError) {

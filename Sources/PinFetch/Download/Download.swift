@@ -55,6 +55,8 @@ final class Download {
     /// The mirror probed and what it said; the final head of that HEAD, whatever its status.
     var probeResult: (mirror: Int, probe: Probe?, head: ResponseHead?)?
     var fromCache = false
+    /// The file turned out larger than ``FetchOptions/maximumFileSize``: its partial goes.
+    var oversized = false
     /// `true` when the destination already held the pinned file.
     var alreadyComplete = false
 

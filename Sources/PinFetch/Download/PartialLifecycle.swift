@@ -190,9 +190,21 @@ extension Download {
         self.state.resumedFrom = 0
     }
 
+    /// The failure for a file of `bytes` bytes when `--max-filesize` is smaller, else `nil`;
+    /// from then on a failure removes the partial (a later run would be refused all the same).
+    func sizeRefusal(_ bytes: Int64) -> PinFetchError? {
+        guard let maximum = self.options.maximumFileSize, bytes > maximum else { return nil }
+        self.oversized = true
+        return PinFetchError(
+            .protocolViolation,
+            "\(self.currentLabel): the file is larger than --max-filesize (\(maximum) bytes)"
+        )
+    }
+
     /// After a final failure: keep a resumable partial behind a durable checkpoint (cut back to
     /// the last durable one when the disk failed), and remove one that no later run could trust.
     func keepForLaterRun(after error: PinFetchError) throws(PinFetchError) {
+        if self.oversized { return try self.discardPartial() }
         guard self.state.resumable, self.state.offset > 0 else {
             if self.partial != nil || self.state.offset > 0 { try self.discardPartial() }
             return
