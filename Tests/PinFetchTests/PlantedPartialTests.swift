@@ -11,20 +11,26 @@ import Testing
 struct PlantedPartialTests {
     static let resource = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
 
+    /// A valid checkpoint for the first 400,000 bytes beside `output`, and no `.part` yet: the
+    /// test plants something there.
+    static func leaveCheckpointWithoutPartial(for output: String, from server: TestHTTPServer) throws {
+        try writePartial(
+            Fixtures.a[..<400_000],
+            of: Int64(Fixtures.a.count),
+            to: output,
+            url: server.url(),
+            etag: Fixtures.etagA
+        )
+        try FileManager.default.removeItem(atPath: output + ".part")
+    }
+
     @Test func `a symbolic link at .part beside a valid checkpoint is not written through`() async throws {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
                 let victim = "\(directory)/victim.txt"
                 try Data("keep me".utf8).write(to: URL(filePath: victim))
-                try writePartial(
-                    Fixtures.a[..<400_000],
-                    of: Int64(Fixtures.a.count),
-                    to: output,
-                    url: server.url(),
-                    etag: Fixtures.etagA
-                )
-                try FileManager.default.removeItem(atPath: output + ".part")
+                try Self.leaveCheckpointWithoutPartial(for: output, from: server)
                 try FileManager.default.createSymbolicLink(atPath: output + ".part", withDestinationPath: victim)
                 let pin = try Pin(sha256Hex: Fixtures.sha256A)
                 let result = await Fetcher().run(server.url(), to: output, verifying: pin)
@@ -41,14 +47,7 @@ struct PlantedPartialTests {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                try writePartial(
-                    Fixtures.a[..<400_000],
-                    of: Int64(Fixtures.a.count),
-                    to: output,
-                    url: server.url(),
-                    etag: Fixtures.etagA
-                )
-                try FileManager.default.removeItem(atPath: output + ".part")
+                try Self.leaveCheckpointWithoutPartial(for: output, from: server)
                 #expect(mkfifo(output + ".part", 0o644) == 0)
                 let pin = try Pin(sha256Hex: Fixtures.sha256A)
                 let result = await Fetcher().run(server.url(), to: output, verifying: pin)
