@@ -126,6 +126,8 @@ private final class Batch: Sendable {
     private let state: Mutex<State>
     /// The trust anchors for `--cacert`, built once for every file of the batch.
     private let caBundle: Result<[UInt8]?, PinFetchError>
+    /// The batch's destinations, so a server-chosen name never lands on another file of it.
+    private let claims: DestinationClaims
 
     init(
         jobs: [FetchJob],
@@ -143,6 +145,7 @@ private final class Batch: Sendable {
             try options.caFile.map { file throws(PinFetchError) in try TrustAnchors.bundle(adding: file) }
         }
         self.state = Mutex(State(results: Array(repeating: nil, count: jobs.count), running: 0))
+        self.claims = DestinationClaims(jobs.filter { $0.namingDirectory == nil }.map(\.destination))
     }
 
     func start(workers: Int, done: @escaping @Sendable ([FetchResult]) -> Void) {
@@ -193,7 +196,8 @@ private final class Batch: Sendable {
                 options: self.options,
                 control: self.control,
                 easy: handle,
-                caBundle: try self.caBundle.get()
+                caBundle: try self.caBundle.get(),
+                claims: self.claims
             )
             return download.execute()
         } catch {

@@ -32,6 +32,11 @@ final class Download {
     /// PEM trust anchors for HTTPS: the system bundle plus `--cacert`, or `nil` for libcurl's default.
     let caBundle: [UInt8]?
     let started = Date()
+    /// The batch's destinations (``DestinationClaims``), or `nil` outside a batch.
+    let claims: DestinationClaims?
+    /// `true` when the server chose the destination's name (`Content-Disposition`): it never
+    /// replaces a file, and never one another file of the batch has.
+    var serverNamed = false
     var sidecars: Sidecars { Sidecars(destination: self.destination) }
 
     /// What the partial holds.
@@ -69,7 +74,8 @@ final class Download {
         options: FetchOptions,
         control: TransferControl,
         easy: EasyHandle,
-        caBundle: [UInt8]?
+        caBundle: [UInt8]?,
+        claims: DestinationClaims? = nil
     ) throws(PinFetchError) {
         guard !job.mirrors.isEmpty else { throw PinFetchError(.usage, "no URL given") }
         var mirrors: [HTTPURL] = []
@@ -85,6 +91,7 @@ final class Download {
         self.digest = RunningDigest(algorithm: self.state.algorithm)
         self.easy = easy
         self.caBundle = caBundle
+        self.claims = claims
     }
 
     /// Runs the fetch to its end; never throws: a failure is in the result.
@@ -124,6 +131,12 @@ final class Download {
     private func fetch() throws(PinFetchError) -> [UInt8] {
         if self.namingDirectory != nil { try self.nameByContentDisposition() }
         if let refusal = DestinationType.refusal(self.destination) { throw PinFetchError(.usage, refusal) }
+        if self.serverNamed, self.claims?.claim(self.destination) == false {
+            throw PinFetchError(
+                .fileIO,
+                "\(self.destination): the server chose the name of another file of this batch (Content-Disposition)"
+            )
+        }
         try FileSystem.createDirectories(FileSystem.directory(of: self.destination))
         let sidecars = self.sidecars
         let lock = try DestinationLock(path: sidecars.lock, timeout: self.options.lockTimeout) { [control] in
@@ -135,6 +148,13 @@ final class Download {
         try FileSystem.remove(sidecars.checkpointTemporary)
         try FileSystem.remove(sidecars.cachePlacement)
         if let digest = try self.verifyExistingDestination() { return digest }
+        if self.serverNamed, FileSystem.exists(self.destination) {
+            throw PinFetchError(
+                .fileIO,
+                "\(self.destination) exists already: a name the server chose (Content-Disposition) never replaces a file"
+                    + (self.pin == nil ? "" : " that does not hold the pinned bytes")
+            )
+        }
         if let digest = try self.useCacheEntry() { return digest }
         try self.takeOverPartial()
 

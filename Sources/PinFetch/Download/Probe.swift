@@ -47,6 +47,7 @@ extension Download {
         }
         if let value, let name = SafeFileName.fromContentDisposition(value) {
             self.destination = (directory as NSString).appendingPathComponent(name)
+            self.serverNamed = true
         }
     }
 }

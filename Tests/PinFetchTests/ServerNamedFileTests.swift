@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// Names chosen by a server (`Content-Disposition`) never replace an existing file and never
+/// collide within a batch: that file fails with exit 3 (DESIGN.md; issue 10, point 4).
+struct ServerNamedFileTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0"]
+    static let disposition = [("Content-Disposition", #"attachment; filename="same.bin""#)]
+
+    @Test func `an existing file is never replaced by a server-chosen name`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server, extra: Self.disposition)
+            try await withTemporaryDirectory { directory in
+                try Data("mine".utf8).write(to: URL(filePath: "\(directory)/same.bin"))
+                let run = await runCLI(Self.quiet + ["--content-disposition", "-P", directory, server.url("/f1")])
+                #expect(run.status == 3)
+                #expect(run.standardError.contains("exists already"), "\(run.standardError)")
+                #expect(contents("\(directory)/same.bin") == Array("mine".utf8))
+                #expect(listing(directory) == ["same.bin"])
+            }
+        }
+    }
+
+    @Test func `a file that already holds the pinned bytes is already complete`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server, extra: Self.disposition)
+            try await withTemporaryDirectory { directory in
+                let body = ManifestFetchTests.body(1)
+                try Data(body).write(to: URL(filePath: "\(directory)/same.bin"))
+                let pin = ["--sha256", Fixtures.sha256(body)]
+                let run = await runCLI(
+                    Self.quiet + pin + ["--content-disposition", "-P", directory, server.url("/f1")]
+                )
+                #expect(run.status == 0)
+                #expect(run.string("status") == "already-complete")
+                #expect(server.getRequests.allSatisfy { $0.method != "GET" })  // the name came from HEAD
+            }
+        }
+    }
+
+    @Test func `two files of a batch given one name: the later fails, one path, one file`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server, extra: Self.disposition)
+            try await withTemporaryDirectory { directory in
+                try ([server.url("/f1"), server.url("/f2")].joined(separator: "\n") + "\n")
+                    .write(toFile: "\(directory)/manifest", atomically: true, encoding: .utf8)
+                let run = await runCLI(
+                    Self.quiet + [
+                        "-j", "1", "--content-disposition", "-P", "\(directory)/out", "-i", "\(directory)/manifest",
+                    ]
+                )
+                #expect(run.status == 3)
+                let lines = run.standardOutput.split(separator: "\n").compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                #expect(lines.map { $0["status"] as? String } == ["downloaded", "failed"])
+                #expect(contents("\(directory)/out/same.bin") == ManifestFetchTests.body(1))
+                #expect(listing("\(directory)/out") == ["same.bin"])
+            }
+        }
+    }
+
+    @Test func `a server-chosen name never takes an output the user named in the batch`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server, extra: Self.disposition)
+            try await withTemporaryDirectory { directory in
+                // Line 1 is named by its server; line 2 by the user, with the same name: line 1 fails
+                // even though it runs first.
+                try ([server.url("/f1"), "\(server.url("/f2")) same.bin"].joined(separator: "\n") + "\n")
+                    .write(toFile: "\(directory)/manifest", atomically: true, encoding: .utf8)
+                let run = await runCLI(
+                    Self.quiet + [
+                        "-j", "1", "--content-disposition", "-P", "\(directory)/out", "-i", "\(directory)/manifest",
+                    ]
+                )
+                #expect(run.status == 3)
+                #expect(contents("\(directory)/out/same.bin") == ManifestFetchTests.body(2))
+                #expect(run.standardError.contains("another file of this batch"), "\(run.standardError)")
+            }
+        }
+    }
+}
