@@ -81,4 +81,33 @@ struct ServerNamedFileTests {
             }
         }
     }
+
+    /// A server-chosen name equal to the name another file of the batch takes from its URL (its
+    /// server gave none): one of them fails, the other is whole.
+    @Test func `a server-chosen name and a URL's name alike in a batch: one file fails`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            server.handler = { request, _ in
+                let path = String(request.target.split(separator: "?").first ?? "")
+                let named = [(name: "Content-Disposition", value: #"attachment; filename="f2""#)]
+                let index = path == "/f1" ? 1 : 2
+                return TestResponse(
+                    status: 200,
+                    headers: path == "/f1" ? named : [],
+                    body: ManifestFetchTests.body(index)
+                )
+            }
+            try await withTemporaryDirectory { directory in
+                try ([server.url("/f1"), server.url("/f2")].joined(separator: "\n") + "\n")
+                    .write(toFile: "\(directory)/manifest", atomically: true, encoding: .utf8)
+                let run = await runCLI(
+                    Self.quiet + [
+                        "-j", "1", "--content-disposition", "-P", "\(directory)/out", "-i", "\(directory)/manifest",
+                    ]
+                )
+                #expect(run.status == 3)
+                #expect(contents("\(directory)/out/f2") == ManifestFetchTests.body(1))
+                #expect(listing("\(directory)/out") == ["f2"])
+            }
+        }
+    }
 }

@@ -131,10 +131,12 @@ final class Download {
     private func fetch() throws(PinFetchError) -> [UInt8] {
         if self.namingDirectory != nil { try self.nameByContentDisposition() }
         if let refusal = DestinationType.refusal(self.destination) { throw PinFetchError(.usage, refusal) }
-        if self.serverNamed, self.claims?.claim(self.destination) == false {
+        // A name decided now (by the server, or the URL's when the server gave none) is claimed
+        // now: the later claimant of a path fails.
+        if self.namingDirectory != nil, self.claims?.claim(self.destination) == false {
             throw PinFetchError(
                 .fileIO,
-                "\(self.destination): the server chose the name of another file of this batch (Content-Disposition)"
+                "\(self.destination): another file of this batch has this name (Content-Disposition)"
             )
         }
         try FileSystem.createDirectories(FileSystem.directory(of: self.destination))
