@@ -243,7 +243,10 @@ public struct Arguments: Sendable {
         let segment = path[slash...].split(separator: "/", omittingEmptySubsequences: false).last ?? ""
         let name = String(segment).removingPercentEncoding ?? String(segment)
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\\"),
-            !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            !name.unicodeScalars.contains(where: {
+                $0.properties.generalCategory == .control || SafeFileName.isBidirectionalControl($0)
+            }),
+            name.utf8.count <= SafeFileName.maximumSegmentBytes
         else {
             throw PinFetchError(.usage, "the URL names no usable file name; give -o PATH")
         }

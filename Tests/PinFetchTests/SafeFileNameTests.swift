@@ -66,6 +66,11 @@ struct SafeFileNameTests {
         "\u{301}/../x",
         String(repeating: "n", count: 256),
         "d/" + String(repeating: "é", count: 128),
+        // C1 controls and bidirectional overrides (issue 10, point 7): the name shown is not the name.
+        "a\u{85}b",
+        "\u{9B}31mred",
+        "invoice\u{202E}fdp.exe",
+        "a\u{2066}b\u{2069}",
     ]
 
     @Test(arguments: Self.refused)
@@ -74,7 +79,11 @@ struct SafeFileNameTests {
         #expect(error?.code == .usage)
         #expect(error?.code.exitStatus == 2)
         #expect(error?.message.contains("\n") == false)
-        let plain = output.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && $0 != "\\" }
+        let plain = output.unicodeScalars.allSatisfy {
+            $0.value >= 0x20 && $0.properties.generalCategory != .control && $0 != "\\"
+                && !SafeFileName.isBidirectionalControl($0)
+        }
+        #expect(error?.message.unicodeScalars.contains(where: SafeFileName.isBidirectionalControl) == false)
         if plain, output.unicodeScalars.count <= 100 {
             #expect(error?.message.contains("'\(output)'") == true, "names the value: \(error?.message ?? "")")
         }

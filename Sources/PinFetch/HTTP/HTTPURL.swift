@@ -28,14 +28,22 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
 
     var description: String { self.text }
 
+    /// The longest URL taken, in bytes (8 KiB, as many servers' request-line limit).
+    static let maximumLength = 8192
+
     /// Validates and normalizes a URL typed by a user.
     ///
     /// - Parameter text: An absolute `http` or `https` URL, e.g. `https://example.com/my file.bin#x`.
-    /// - Throws: ``PinFetchError`` with ``PinFetchError/Code/usage`` (exit 2) for a control
+    /// - Throws: ``PinFetchError`` with ``PinFetchError/Code/usage`` (exit 2) for a URL longer
+    ///   than ``maximumLength`` bytes (its start shown, escaped), a control
     ///   character (U+0000–U+001F, U+007F–U+009F, shown escaped), white space at either end, a
     ///   scheme other than `http`/`https`, no host, a host with a character no host name has, a
     ///   port outside 1...65535, or a result Foundation cannot parse ("malformed URL").
     init(_ text: String) throws(PinFetchError) {
+        guard text.utf8.count <= Self.maximumLength else {
+            let shown = text.unicodeScalars.prefix(100).map(Self.escaped).joined()
+            throw PinFetchError(.usage, "URL is longer than 8 KiB (\(text.utf8.count) bytes): '\(shown)…'")
+        }
         guard !text.unicodeScalars.contains(where: Self.isControl) else {
             let shown = text.unicodeScalars.map(Self.escaped).joined()
             throw PinFetchError(.usage, "URL has a control character: '\(shown.prefix(200))'")

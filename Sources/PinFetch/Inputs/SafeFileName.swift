@@ -23,15 +23,20 @@
     /// - Returns: `directory` joined with the cleaned relative path by one `/`.
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) naming the value (at most 100 characters,
     ///   control characters escaped) when it is empty, `.` or `..`, absolute, has a `..` segment,
-    ///   a backslash, a control character (below U+0020, or U+007F), ends in `/`, or has a
-    ///   segment longer than 255 bytes.
+    ///   a backslash, a control character (C0, DEL or C1) or a bidirectional override, ends in
+    ///   `/`, or has a segment longer than 255 bytes.
     public static func resolve(_ output: String, in directory: String) throws(PinFetchError) -> String {
         func refuse(_ reason: String) -> PinFetchError {
             PinFetchError(.usage, "output name \(Self.quoted(output)) \(reason)")
         }
         let bytes = Array(output.utf8)
         guard !bytes.isEmpty else { throw refuse("is empty") }
-        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { throw refuse("contains a control character") }
+        if output.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw refuse("contains a control character")
+        }
+        if output.unicodeScalars.contains(where: Self.isBidirectionalControl) {
+            throw refuse("contains a bidirectional override (it would show the name other than it is)")
+        }
         if bytes.contains(UInt8(ascii: "\\")) { throw refuse("contains a backslash") }
         if bytes.first == UInt8(ascii: "/") {
             throw refuse("is an absolute path; output names stay inside the directory")
@@ -82,8 +87,9 @@
         return nil
     }
 
-    /// `'value'` for a one-line error message: at most 100 Unicode scalars (then `…`), control and
-    /// line-separator characters as `\xNN` or `\u{NNNN}`, and a backslash as `\\`.
+    /// `'value'` for a one-line error message: at most 100 Unicode scalars (then `…`), control,
+    /// line-separator and bidirectional control characters as `\xNN` or `\u{NNNN}`, and a
+    /// backslash as `\\`.
     static func quoted(_ value: some StringProtocol) -> String {
         var out = "'"
         var count = 0
@@ -97,7 +103,9 @@
             if scalar.value < 0x80, category == .control {
                 let hex = String(scalar.value, radix: 16, uppercase: true)
                 out += "\\x" + (hex.count < 2 ? "0" + hex : hex)
-            } else if category == .control || category == .lineSeparator || category == .paragraphSeparator {
+            } else if category == .control || category == .lineSeparator || category == .paragraphSeparator
+                || Self.isBidirectionalControl(scalar)
+            {
                 out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             } else if scalar == "\\" {
                 out += "\\\\"
@@ -213,11 +221,16 @@
         }
     }
 
+    /// Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069): a name
+    /// holding one is displayed other than it is (`exe.txt` shown for `txt.exe`).
+    public static func isBidirectionalControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
     /// The safe base name of `name`, or `nil` (see ``fromContentDisposition(_:)``).
     private static func baseName(_ name: String) -> String? {
         var scalars = Array(name.unicodeScalars).filter { scalar in
-            let bidiControl = (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
-            return scalar.properties.generalCategory != .control && !bidiControl
+            scalar.properties.generalCategory != .control && !Self.isBidirectionalControl(scalar)
         }
         if let separator = scalars.lastIndex(where: { $0 == "/" || $0 == "\\" }) {
             scalars = Array(scalars[(separator + 1)...])

@@ -1,0 +1,42 @@
+import Foundation
+import PinFetchCLI
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// Names and URLs are clean (issue 10, point 7): a name taken from a URL follows the rules of
+/// every other output name, and a URL longer than 8 KiB is bad input with a short message.
+struct NameAndURLTests {
+    @Test(arguments: [
+        "http://h/invoice%E2%80%AEfdp.exe",  // U+202E, shown as "invoiceexe.pdf"
+        "http://h/a%C2%85b",  // U+0085, a C1 control
+        "http://h/a%E2%81%A6b",  // U+2066, an isolate
+        "http://h/" + String(repeating: "a", count: 256),  // longer than a file name may be
+    ])
+    func `a URL whose last segment is no safe name needs -o`(url: String) {
+        let error = #expect(throws: PinFetchError.self) { try Arguments.fileName(fromURL: url) }
+        #expect(error?.code == .usage)
+        #expect(error?.message.contains("give -o PATH") == true)
+    }
+
+    @Test func `a name from the URL that is too long is exit 2 before -P is created`() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = "http://127.0.0.1:9/" + String(repeating: "a", count: 300)
+            let run = await runCLI(["-q", "-P", "\(directory)/out", url])
+            #expect(run.status == 2)
+            #expect(listing(directory).isEmpty)
+        }
+    }
+
+    @Test func `a URL longer than 8 KiB is exit 2 with a short message`() async throws {
+        let url = "http://h/x?" + String(repeating: "q", count: 9000)
+        let error = #expect(throws: PinFetchError.self) { try HTTPURL(url) }
+        #expect(error?.code == .usage)
+        #expect((error?.message.count ?? .max) < 300)
+        #expect(error?.message.contains("longer than 8 KiB (9011 bytes)") == true)
+        let run = await runCLI(["-q", "-o", "/dev/null/x", url])
+        #expect(run.status == 2)
+        #expect(run.standardError.count < 400)
+        #expect(try HTTPURL("http://h/" + String(repeating: "a", count: 8183)).text.utf8.count == 8192)
+    }
+}
