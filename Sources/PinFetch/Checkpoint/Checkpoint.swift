@@ -5,9 +5,10 @@ import Foundation
 ///
 /// It says which representation the partial belongs to (original URL, validator, total
 /// length), how many bytes of `<dest>.part` it covers (`offset`, bytes), the hash state after
-/// exactly those bytes, so a resume hashes only what comes next, and a digest of the 64 KiB
-/// before `offset`, so a resume can tell a tail that changed since. A durable record's bytes
-/// were `fsync`ed before it was written; a light record's were only written. One record:
+/// exactly those bytes, so a resume hashes only what comes next. A durable record's bytes were
+/// `fsync`ed before it was written, and it keeps a digest of the 64 KiB before `offset` and the
+/// partial's identity, so a resume can tell a partial that changed since; a light record's bytes
+/// were only written, and a resume hashes them all again before using it. One record:
 ///
 /// ```text
 /// pinfetch-checkpoint 1
@@ -46,7 +47,8 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// What `<dest>.part` looked like when the record was written, so a resume can tell a partial
     /// that was replaced or edited since; `nil` in records that do not say.
     var partialIdentity: PartialIdentity?
-    /// SHA-256 of the ``tailLength(before:)`` bytes before `offset`; `nil` in records that do not say.
+    /// SHA-256 of the ``tailLength(before:)`` bytes before `offset`; `nil` in light records (a
+    /// resume hashes their whole span again) and in records of the first format.
     var tailDigest: [UInt8]?
     /// Orders durable records: the one with the highest number is the newest; `nil` in light
     /// records and in records of the first format, which had one record per file.

@@ -5,9 +5,10 @@ import Synchronization
 ///
 /// Two kinds (DESIGN.md, "The rolling hash checkpoint"): a durable checkpoint makes the data
 /// durable first (`fsync(.part)`), then its record (``CheckpointFile/writeDurable(_:)``); a light
-/// one only records where the written bytes end and the hash state there, without `fsync`. Both
-/// keep the SHA-256 of the 64 KiB before their offset, read back from the partial. A light and
-/// a durable checkpoint may be written at once, from two threads.
+/// one only records where the written bytes end and the hash state there, without `fsync`. A
+/// durable one also keeps the partial's identity and the SHA-256 of the 64 KiB before its
+/// offset, read back from the partial. A light and a durable checkpoint may be written at once,
+/// from two threads.
 final class CheckpointWriter: Sendable {
     /// Which kind of checkpoint.
     enum Kind: Sendable {
@@ -64,17 +65,19 @@ final class CheckpointWriter: Sendable {
     /// - Throws: ``PinFetchError/Code/fileIO`` when a read, write or `fsync` fails.
     func write(_ kind: Kind, offset: Int64, state: [UInt8]) throws(PinFetchError) {
         guard offset > 0 else { return }
-        if kind == .durable { try self.partial.synchronize() }
         var record = self.record
         record.offset = offset
         record.hashState = state
-        record.partialIdentity = try self.partial.identity()
-        record.tailDigest = try self.partial.tailDigest(before: offset)
         switch kind {
         case .durable:
+            try self.partial.synchronize()
+            record.partialIdentity = try self.partial.identity()
+            record.tailDigest = try self.partial.tailDigest(before: offset)
             try self.file.writeDurable(record)
             self.durable.store(offset, ordering: .releasing)
         case .light:
+            // No tail digest and no identity: a resume checks every byte of the light span by
+            // hashing it again, so neither would be read. A light checkpoint reads nothing back.
             try self.file.writeLight(record)
         }
     }
