@@ -156,15 +156,15 @@ final class HashingPipeline: @unchecked Sendable {
             self.condition.lock()
             // Waiting for bytes: a checkpoint still comes due once its period has passed, so what
             // arrived before a stall survives a kill during it.
-            var due: [CheckpointWriter.Kind] = []
+            var due: CheckpointWriter.Kind?
             while self.filled.isEmpty && !self.closed {
                 let now = Date()
                 if let staging = self.staging, now.timeIntervalSince(staging.since) >= self.stagingAge {
                     self.handOverStaging()
                     break
                 }
-                due = self.takeDueCheckpoints(at: offset, now: now, idle: true)
-                guard due.isEmpty else { break }
+                due = self.takeDueCheckpoint(at: offset, now: now, idle: true)
+                guard due == nil else { break }
                 let handOver = self.staging.map { $0.since.addingTimeInterval(self.stagingAge) }
                 if let deadline = [self.nextDeadline(at: offset), handOver].compactMap({ $0 }).min() {
                     _ = self.condition.wait(until: deadline)
@@ -172,7 +172,7 @@ final class HashingPipeline: @unchecked Sendable {
                     self.condition.wait()
                 }
             }
-            if !due.isEmpty {
+            if let due {
                 self.condition.unlock()
                 self.schedule(due, at: offset)
                 continue
@@ -191,27 +191,28 @@ final class HashingPipeline: @unchecked Sendable {
 
             self.condition.lock()
             self.free.append(index)
-            due = self.takeDueCheckpoints(at: offset, now: Date(), idle: self.filled.isEmpty)
+            due = self.takeDueCheckpoint(at: offset, now: Date(), idle: self.filled.isEmpty)
             self.condition.broadcast()
             self.condition.unlock()
-            self.schedule(due, at: offset)
+            if let due { self.schedule(due, at: offset) }
         }
     }
 
-    /// The checkpoints due at `offset`, marked in flight. A durable one makes a light one at the
-    /// same offset pointless; a light one does not wait for a slow durable one. Under `condition`.
-    private func takeDueCheckpoints(at offset: Int64, now: Date, idle: Bool) -> [CheckpointWriter.Kind] {
-        guard self.checkpoint != nil, self.failure == nil else { return [] }
+    /// The checkpoint due at `offset`, marked in flight, if any. A durable one makes a light one
+    /// at the same offset pointless; a light one does not wait for a slow durable one. Under
+    /// `condition`.
+    private func takeDueCheckpoint(at offset: Int64, now: Date, idle: Bool) -> CheckpointWriter.Kind? {
+        guard self.checkpoint != nil, self.failure == nil else { return nil }
         if !self.durable.inFlight, self.durable.isDue(at: offset, now: now, idle: idle) {
             self.durable.taken(at: offset, now: now)
             self.light.mark = (offset, now)
-            return [.durable]
+            return .durable
         }
         if !self.light.inFlight, offset > self.durable.mark.offset, self.light.isDue(at: offset, now: now, idle: idle) {
             self.light.taken(at: offset, now: now)
-            return [.light]
+            return .light
         }
-        return []
+        return nil
     }
 
     /// When the next checkpoint comes due if no byte arrives, or `nil` for none. Under `condition`.
@@ -221,22 +222,19 @@ final class HashingPipeline: @unchecked Sendable {
             .map { $0.mark.time.addingTimeInterval(min($0.period, $0.idleSpacing ?? $0.period)) }.min()
     }
 
-    /// Hands the digest's state after `offset` bytes to the checkpoints' queues (the hashing
-    /// thread owns the digest; the kinds were marked in flight under the lock).
-    private func schedule(_ kinds: [CheckpointWriter.Kind], at offset: Int64) {
-        guard let checkpoint = self.checkpoint, !kinds.isEmpty else { return }
+    /// Hands the digest's state after `offset` bytes to the kind's queue (the hashing thread owns
+    /// the digest; the kind was marked in flight under the lock).
+    private func schedule(_ kind: CheckpointWriter.Kind, at offset: Int64) {
+        guard let checkpoint = self.checkpoint else { return }
         let state = self.digest.serializedState()
-        for kind in kinds {
-            let queue = kind == .durable ? self.durableQueue : self.lightQueue
-            queue.async { [self] in
-                var failure: PinFetchError?
-                do throws(PinFetchError) { try checkpoint(kind, offset, state) } catch { failure = error }
-                self.condition.lock()
-                if kind == .durable { self.durable.inFlight = false } else { self.light.inFlight = false }
-                if self.failure == nil { self.failure = failure }
-                self.condition.broadcast()  // a stalled hashing thread may be waiting to take the next
-                self.condition.unlock()
-            }
+        (kind == .durable ? self.durableQueue : self.lightQueue).async { [self] in
+            var failure: PinFetchError?
+            do throws(PinFetchError) { try checkpoint(kind, offset, state) } catch { failure = error }
+            self.condition.lock()
+            if kind == .durable { self.durable.inFlight = false } else { self.light.inFlight = false }
+            if self.failure == nil { self.failure = failure }
+            self.condition.broadcast()  // a stalled hashing thread may be waiting to take the next
+            self.condition.unlock()
         }
     }
 }
