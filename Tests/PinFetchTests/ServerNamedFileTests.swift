@@ -9,6 +9,17 @@ struct ServerNamedFileTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static let disposition = [("Content-Disposition", #"attachment; filename="same.bin""#)]
 
+    /// Runs `urls` as a manifest, one file at a time, named by their servers inside `directory/out`.
+    static func runBatch(_ urls: [String], in directory: String) async throws -> CLIRun {
+        try (urls.joined(separator: "\n") + "\n").write(
+            toFile: "\(directory)/manifest",
+            atomically: true,
+            encoding: .utf8
+        )
+        let batch = ["-j", "1", "--content-disposition", "-P", "\(directory)/out", "-i", "\(directory)/manifest"]
+        return await runCLI(Self.quiet + batch)
+    }
+
     @Test func `an existing file is never replaced by a server-chosen name`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             ManifestFetchTests.serveFiles(server, extra: Self.disposition)
@@ -44,13 +55,7 @@ struct ServerNamedFileTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             ManifestFetchTests.serveFiles(server, extra: Self.disposition)
             try await withTemporaryDirectory { directory in
-                try ([server.url("/f1"), server.url("/f2")].joined(separator: "\n") + "\n")
-                    .write(toFile: "\(directory)/manifest", atomically: true, encoding: .utf8)
-                let run = await runCLI(
-                    Self.quiet + [
-                        "-j", "1", "--content-disposition", "-P", "\(directory)/out", "-i", "\(directory)/manifest",
-                    ]
-                )
+                let run = try await Self.runBatch([server.url("/f1"), server.url("/f2")], in: directory)
                 #expect(run.status == 3)
                 let lines = run.standardOutput.split(separator: "\n").compactMap {
                     try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -68,13 +73,7 @@ struct ServerNamedFileTests {
             try await withTemporaryDirectory { directory in
                 // Line 1 is named by its server; line 2 by the user, with the same name: line 1 fails
                 // even though it runs first.
-                try ([server.url("/f1"), "\(server.url("/f2")) same.bin"].joined(separator: "\n") + "\n")
-                    .write(toFile: "\(directory)/manifest", atomically: true, encoding: .utf8)
-                let run = await runCLI(
-                    Self.quiet + [
-                        "-j", "1", "--content-disposition", "-P", "\(directory)/out", "-i", "\(directory)/manifest",
-                    ]
-                )
+                let run = try await Self.runBatch([server.url("/f1"), "\(server.url("/f2")) same.bin"], in: directory)
                 #expect(run.status == 3)
                 #expect(contents("\(directory)/out/same.bin") == ManifestFetchTests.body(2))
                 #expect(run.standardError.contains("another file of this batch"), "\(run.standardError)")
@@ -97,13 +96,7 @@ struct ServerNamedFileTests {
                 )
             }
             try await withTemporaryDirectory { directory in
-                try ([server.url("/f1"), server.url("/f2")].joined(separator: "\n") + "\n")
-                    .write(toFile: "\(directory)/manifest", atomically: true, encoding: .utf8)
-                let run = await runCLI(
-                    Self.quiet + [
-                        "-j", "1", "--content-disposition", "-P", "\(directory)/out", "-i", "\(directory)/manifest",
-                    ]
-                )
+                let run = try await Self.runBatch([server.url("/f1"), server.url("/f2")], in: directory)
                 #expect(run.status == 3)
                 #expect(contents("\(directory)/out/f2") == ManifestFetchTests.body(1))
                 #expect(listing("\(directory)/out") == ["f2"])
