@@ -9,6 +9,9 @@ public enum FetchEvent: Sendable {
     /// An attempt for `path` failed with `reason`; the next goes to `url` after `delaySeconds`
     /// seconds (0 when `url` is a mirror not tried yet).
     case retrying(path: String, url: String, reason: String, delaySeconds: Double)
+    /// Something is wrong that does not fail the download of `path`: a cache that is not to be
+    /// trusted (another user could write it), a corrupt cache entry. `message` is one line.
+    case warning(path: String, message: String)
 }
 
 /// Where a download stands, for progress display.

@@ -34,7 +34,13 @@ public struct FetchOptions: Sendable {
     /// answer announcing more fails before its body, and a body that runs past it stops there;
     /// both are ``PinFetchError/Code/protocolViolation`` (exit 7), and the partial is removed.
     public var maximumFileSize: Int64? = nil
-    /// A content-addressed cache of verified files (``DigestCache``), or `nil` for none.
+    /// The directory of a content-addressed cache of verified files, or `nil` (the default)
+    /// for none. A pinned download whose digest has an entry there makes no request: the entry
+    /// is copied (a reflink where the file system can; never a hard link), hashed again, and
+    /// renamed onto the destination. After a verified pinned download, a copy is stored
+    /// (mode 0444) under `<cacheDirectory>/<algorithm>/<hex>`. A cache directory not owned by
+    /// the user or writable by others, and an entry that is not a regular file owned by the
+    /// user, are ignored with a ``FetchEvent/warning(path:message:)``.
     public var cacheDirectory: String? = nil
     /// Called from the transfer thread as bytes arrive (five times a second at most).
     public var progress: (@Sendable (FetchProgress) -> Void)? = nil

@@ -27,9 +27,9 @@ public struct Arguments: Sendable {
     public var shard: (k: Int, n: Int)?
     /// `--content-disposition`: name the file after the server's `Content-Disposition`.
     public var contentDisposition = false
-    /// `--cache-dir`, or `nil` for `$XDG_CACHE_HOME/pinfetch`.
+    /// `--cache-dir`, or `nil` for `$PINFETCH_CACHE_DIR` (no cache when that is unset or empty).
     public var cacheDirectory: String?
-    /// `--no-cache`.
+    /// `--no-cache`: no cache, whatever `--cache-dir` or `PINFETCH_CACHE_DIR` say.
     public var noCache = false
     /// `--sha256` / `--checksum`.
     public var pin: Pin?
@@ -158,15 +158,16 @@ public struct Arguments: Sendable {
             throw PinFetchError(.usage, "-o and --content-disposition both name the file: give one")
         }
         parsed.urls = urls
-        if !parsed.noCache { parsed.options.cacheDirectory = parsed.cacheDirectory ?? Self.defaultCacheDirectory }
+        if !parsed.noCache { parsed.options.cacheDirectory = parsed.cacheDirectory ?? Self.environmentCacheDirectory }
         return parsed
     }
 
-    /// `$XDG_CACHE_HOME/pinfetch`, else `$HOME/.cache/pinfetch` (XDG Base Directory spec).
-    static var defaultCacheDirectory: String? {
-        let environment = ProcessInfo.processInfo.environment
-        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return base + "/pinfetch" }
-        return environment["HOME"].map { $0 + "/.cache/pinfetch" }
+    /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in (DESIGN.md), so a CI
+    /// job or a mirroring script never finds its downloads duplicated without asking.
+    static var environmentCacheDirectory: String? {
+        guard let directory = ProcessInfo.processInfo.environment["PINFETCH_CACHE_DIR"], !directory.isEmpty
+        else { return nil }
+        return directory
     }
 
     /// A non-negative, finite number of seconds (fractions allowed).

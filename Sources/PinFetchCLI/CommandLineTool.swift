@@ -38,6 +38,7 @@ public enum CommandLineTool {
         Usage: pinfetch [options] URL [MIRROR-URL ...]
                pinfetch [options] -i MANIFEST
                pinfetch gc [DIR ...] [--older-than DURATION]   remove abandoned partials
+               pinfetch gc --cache-dir DIR --max-size SIZE    evict least recently used cache entries
 
         Downloads URL to a file, resumes an interrupted download without rereading it, and puts
         the file in place only once its digest matches the pin.
@@ -52,8 +53,9 @@ public enum CommandLineTool {
               --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU, BSD, bare, PGP clear-signed, UTF-16);
                                      entry by file name
               --content-disposition  name the file as the server's Content-Disposition says
-              --cache-dir DIR        verified files by digest (default $XDG_CACHE_HOME/pinfetch)
-              --no-cache             no cache
+              --cache-dir DIR        keep copies of pinned files by digest; reuse them without a
+                                     request (also PINFETCH_CACHE_DIR; default: no cache)
+              --no-cache             no cache, whatever --cache-dir or PINFETCH_CACHE_DIR say
               --sha256 HEX           pin a SHA-256 (64 hex digits, any case)
               --checksum SPEC        sha256:HEX | sha512:HEX | sha256-BASE64 | sha512-BASE64 (SRI)
               --retries N            attempts after the first (default 5); 0 = fail fast
@@ -107,6 +109,13 @@ public enum CommandLineTool {
             }
             var options = parsed.options
             if !parsed.quiet { options.progress = { reporter.report($0) } }
+            let warned = Mutex<Set<String>>([])
+            options.events = { event in  // warnings show even with -q, each once
+                guard case .warning(_, let message) = event, warned.withLock({ $0.insert(message).inserted }) else {
+                    return
+                }
+                output.standardError("pinfetch: warning: \(message)\n")
+            }
             let fetcher = Fetcher(options: options)
             let results = await fetcher.run(jobs, parallelism: parsed.jobs, failFast: parsed.failFast) { _, result in
                 if !parsed.quiet { reporter.finish(result.path) }

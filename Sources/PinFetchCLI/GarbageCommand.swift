@@ -2,69 +2,134 @@
 
 /// `pinfetch gc [DIR ...] [--older-than DURATION]`: removes abandoned partials (a `.part` with
 /// pinfetch's `.part.state` beside it) not touched for DURATION (default 7 days), never one
-/// whose download is running (``PartialCollector``).
+/// whose download is running (``PartialCollector``). `pinfetch gc --cache-dir DIR --max-size SIZE`
+/// bounds a cache: the least recently used entries go (``CacheCollector``).
 enum GarbageCommand {
     static let usage = """
         usage: pinfetch gc [DIR ...] [--older-than DURATION]
-          Removes partials pinfetch left under each DIR (default .), with their checkpoints, when
-          untouched for DURATION: a number and s, m, h or d (default 7d). Never any other file,
-          never one whose download is running.
+               pinfetch gc --cache-dir DIR [--max-size SIZE] [--older-than DURATION] [DIR ...]
+          Removes partials pinfetch left under each DIR (default . when no cache is named), with
+          their checkpoints, when untouched for DURATION: a number and s, m, h or d (default 7d).
+          Never any other file, never one whose download is running.
+          With --cache-dir (or PINFETCH_CACHE_DIR with --max-size), evicts the cache's least
+          recently used entries until they take at most SIZE bytes (K, M, G: KiB, MiB, GiB; 0
+          empties it), and with --older-than those not used for DURATION.
 
         """
+
+    /// What the command line asked of `gc`.
+    private struct Request {
+        var directories: [String] = []
+        var age: Double?
+        var cacheDirectory: String?
+        var maximumCacheBytes: Int64?
+    }
 
     /// Runs `gc` with `arguments` (after `gc`) and returns the exit status: 0, 2 for bad input,
     /// 3 when a file cannot be removed.
     static func run(_ arguments: [String], output: CommandLineTool.Output) -> Int32 {
-        var directories: [String] = []
-        var age: Double = 7 * 86_400
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if argument == "--" {
-                directories += arguments[index...]
-                break
-            }
-            if argument == "-h" || argument == "--help" {
-                output.standardOutput(Self.usage)
-                return 0
-            }
-            if argument == "--older-than" || argument.hasPrefix("--older-than=") {
-                let value: String
-                if argument == "--older-than" {
-                    guard index < arguments.count else { return Self.fail("--older-than needs a duration", output) }
-                    value = arguments[index]
-                    index += 1
-                } else {
-                    value = String(argument.dropFirst("--older-than=".count))
-                }
-                guard let seconds = Self.duration(value) else {
-                    return Self.fail("--older-than: '\(value)' is not a duration (e.g. 90s, 30m, 12h, 7d)", output)
-                }
-                age = seconds
-            } else if argument.hasPrefix("-"), argument != "-" {
-                return Self.fail("gc: unknown option \(argument)", output)
-            } else {
-                directories.append(argument)
-            }
+        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            output.standardOutput(Self.usage)
+            return 0
         }
         do throws(PinFetchError) {
-            let removed = try PartialCollector.collect(in: directories.isEmpty ? ["."] : directories, olderThan: age)
-            for partial in removed {
-                output.standardOutput(
-                    "removed \(Self.printable(partial.path)) (\(ProgressReporter.size(partial.bytes)))\n"
-                )
+            var request = try Self.parse(arguments)
+            if request.maximumCacheBytes != nil, request.cacheDirectory == nil {
+                request.cacheDirectory = Arguments.environmentCacheDirectory
+                guard request.cacheDirectory != nil else {
+                    throw PinFetchError(.usage, "--max-size bounds a cache: name it with --cache-dir DIR")
+                }
             }
-            let freed = removed.reduce(Int64(0)) { $0 + $1.bytes }
-            output.standardError(
-                "pinfetch gc: removed \(removed.count) partial\(removed.count == 1 ? "" : "s"), "
-                    + "freed \(ProgressReporter.size(freed))\n"
-            )
+            if request.cacheDirectory != nil, request.maximumCacheBytes == nil, request.age == nil {
+                throw PinFetchError(.usage, "gc --cache-dir needs --max-size SIZE or --older-than DURATION")
+            }
+            if request.cacheDirectory == nil || !request.directories.isEmpty {
+                try Self.collectPartials(request, output: output)
+            }
+            if let cache = request.cacheDirectory { try Self.collectCache(cache, request, output: output) }
             return 0
         } catch {
             output.standardError("pinfetch: \(error.message)\n")
             return error.code.exitStatus
         }
+    }
+
+    private static func parse(_ arguments: [String]) throws(PinFetchError) -> Request {
+        var request = Request()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                request.directories += arguments[index...]
+                break
+            }
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            guard ["--older-than", "--cache-dir", "--max-size"].contains(name) else {
+                if argument.hasPrefix("-"), argument != "-" {
+                    throw PinFetchError(.usage, "gc: unknown option \(argument)")
+                }
+                request.directories.append(argument)
+                continue
+            }
+            let value: String
+            if name == argument {
+                guard index < arguments.count else { throw PinFetchError(.usage, "\(name) needs a value") }
+                value = arguments[index]
+                index += 1
+            } else {
+                value = String(argument.dropFirst(name.count + 1))
+            }
+            switch name {
+            case "--older-than":
+                guard let seconds = Self.duration(value) else {
+                    throw PinFetchError(.usage, "--older-than: '\(value)' is not a duration (e.g. 90s, 30m, 12h, 7d)")
+                }
+                request.age = seconds
+            case "--cache-dir":
+                guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
+                request.cacheDirectory = value
+            default:
+                request.maximumCacheBytes = value == "0" ? 0 : try Arguments.size(value, for: name)
+            }
+        }
+        return request
+    }
+
+    private static func collectPartials(_ request: Request, output: CommandLineTool.Output) throws(PinFetchError) {
+        let removed = try PartialCollector.collect(
+            in: request.directories.isEmpty ? ["."] : request.directories,
+            olderThan: request.age ?? 7 * 86_400
+        )
+        for partial in removed {
+            output.standardOutput("removed \(Self.printable(partial.path)) (\(ProgressReporter.size(partial.bytes)))\n")
+        }
+        let freed = removed.reduce(Int64(0)) { $0 + $1.bytes }
+        output.standardError(
+            "pinfetch gc: removed \(removed.count) partial\(removed.count == 1 ? "" : "s"), "
+                + "freed \(ProgressReporter.size(freed))\n"
+        )
+    }
+
+    private static func collectCache(
+        _ directory: String,
+        _ request: Request,
+        output: CommandLineTool.Output
+    ) throws(PinFetchError) {
+        let collection = try CacheCollector.collect(
+            cache: directory,
+            maximumBytes: request.maximumCacheBytes,
+            olderThan: request.age
+        )
+        for entry in collection.evicted {
+            output.standardOutput("evicted \(Self.printable(entry.path)) (\(ProgressReporter.size(entry.bytes)))\n")
+        }
+        let freed = collection.evicted.reduce(Int64(0)) { $0 + $1.bytes }
+        let count = collection.evicted.count
+        output.standardError(
+            "pinfetch gc: evicted \(count) cache entr\(count == 1 ? "y" : "ies"), freed \(ProgressReporter.size(freed)); "
+                + "\(collection.remainingEntries) left, \(ProgressReporter.size(collection.remainingBytes))\n"
+        )
     }
 
     /// `path` with control characters escaped (`\n` as `\u{A}`), so a file name cannot forge a line.
@@ -87,10 +152,5 @@ enum GarbageCommand {
             let value = Double(number), value.isFinite, value >= 0
         else { return nil }
         return value * scale
-    }
-
-    private static func fail(_ message: String, _ output: CommandLineTool.Output) -> Int32 {
-        output.standardError("pinfetch: \(message)\n")
-        return PinFetchError.Code.usage.exitStatus
     }
 }

@@ -40,6 +40,7 @@ struct JSONReport: Encodable {
         try container.encode(self.result.restarts, forKey: Key("restarts"))
         try container.encode(self.result.attempts, forKey: Key("attempts"))
         try container.encode(self.result.fromCache, forKey: Key("from_cache"))
+        try container.encode(self.result.fromCache ? "local" : nil as String?, forKey: Key("cache"))
         try container.encode((self.result.elapsedSeconds * 1000).rounded() / 1000, forKey: Key("elapsed_s"))
         try container.encode(
             self.result.partial.map { KeptPartial(path: $0.path, bytes: $0.bytes) },

@@ -117,6 +117,7 @@ enum JobPlan {
         let path = directory.appendingPathComponent("input").path
         var options = arguments.options
         options.progress = nil
+        options.cacheDirectory = nil  // an unpinned input file never enters the cache
         let limit = min(options.maximumFileSize ?? .max, 16 << 20)
         options.maximumFileSize = limit  // stops while it streams
         let result = await Fetcher(options: options).run(source, to: path)

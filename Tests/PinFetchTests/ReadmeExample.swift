@@ -12,6 +12,8 @@ func fetchRelease(base: String, into directory: String, sha256: String) async th
             print("\(path): starting over from byte 0: \(reason)")
         case .retrying(let path, let url, let reason, let delay):
             print("\(path): \(reason); trying \(url) in \(delay) s")
+        case .warning(let path, let message):
+            print("\(path): warning: \(message)")
         case .progress:
             break
         }

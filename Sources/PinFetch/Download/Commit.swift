@@ -17,8 +17,20 @@ extension Download {
             )
         }
         try FileSystem.renameDurably(sidecars.partial, to: self.destination)
+        let verified = self.partial!
         self.partial = nil
         try FileSystem.remove(sidecars.checkpoint)
+        // Only pinned bytes enter the cache, copied from the descriptor that was hashed.
+        if let pin = self.pin, let cache = self.cache,
+            let warning = cache.store(from: verified, algorithm: pin.algorithm, digest: pin.digest)
+        {
+            self.warn(warning)
+        }
+    }
+
+    /// The cache, when the caller chose one (``FetchOptions/cacheDirectory``).
+    var cache: DigestCache? {
+        self.options.cacheDirectory.map { DigestCache(directory: $0) }
     }
 
     /// With a pin, a regular file already at the destination that matches it is the result: no
@@ -38,25 +50,44 @@ extension Download {
         return digest
     }
 
-    /// With a pin and a cache, an entry for the pin is placed beside the destination (hard link,
-    /// else copy), hashed there, and only then renamed onto it; no request is made. A corrupt
-    /// entry is removed and `nil` returned, so the download goes on (and stores a good entry).
-    /// A partial is left alone until the cached file is in place.
+    /// With a pin and a cache, a trusted entry for the pin is copied beside the destination
+    /// (``FileCopy``: a reflink or a copy, never a hard link), hashed from the descriptor it was
+    /// copied into, and only then renamed onto the destination; no request is made. An entry
+    /// that does not hold the pinned bytes is removed with a warning and `nil` returned, so the
+    /// download goes on (and stores a good entry). A partial is left alone until the cached
+    /// file is in place.
     func useCacheEntry() throws(PinFetchError) -> [UInt8]? {
-        guard let pin = self.pin, let directory = self.options.cacheDirectory else { return nil }
-        let entry = DigestCache(directory: directory).path(for: pin.algorithm, digest: pin.digest)
-        guard FileSystem.isRegularFile(entry) else { return nil }
+        guard let pin = self.pin, let cache = self.cache else { return nil }
+        let entry: PartialFile
+        switch cache.lookup(pin.algorithm, digest: pin.digest) {
+        case .miss:
+            return nil
+        case .untrusted(let reason):
+            self.warn(reason)
+            return nil
+        case .hit(let file):
+            entry = file
+        }
         let placedPath = self.sidecars.cachePlacement
-        guard DigestCache.linkOrCopy(entry, to: placedPath) else { return nil }
-        let placed = try PartialFile(path: placedPath)
-        let size = try placed.size()
-        let digest = RunningDigest(algorithm: pin.algorithm)
-        try self.rehash(placed, upTo: size, into: digest)  // the placed bytes: nothing changes in between
-        guard digest.finalize() == pin.digest else {
+        let placed = try PartialFile(path: placedPath, fresh: true)
+        do throws(PinFetchError) {
+            _ = try FileCopy.copy(from: entry, to: placed, clone: cache.clone)
+        } catch {
             try FileSystem.remove(placedPath)
-            unlink(entry)
+            self.warn("cannot copy cache entry \(entry.path): \(error.message)")
             return nil
         }
+        let size = try placed.size()
+        let digest = RunningDigest(algorithm: pin.algorithm)
+        try self.rehash(placed, upTo: size, into: digest)  // the copy's own bytes
+        guard digest.finalize() == pin.digest else {
+            try FileSystem.remove(placedPath)
+            cache.remove(entry)
+            self.warn("cache entry \(entry.path) did not hold the pinned bytes: removed")
+            return nil
+        }
+        try? entry.touch()  // recently used: `pinfetch gc --max-size` evicts the least recently used
+        try placed.setMode(FileSystem.creationMode)
         try placed.synchronize()
         guard placed.isStill(at: placedPath) else {
             throw PinFetchError(.fileIO, "\(placedPath) was replaced while pinfetch hashed it: nothing was renamed")

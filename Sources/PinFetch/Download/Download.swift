@@ -165,8 +165,6 @@ final class Download {
             let digest = self.digest.finalize()
             guard let mismatch = self.mismatch(of: digest) else {
                 try self.commit()
-                self.options.cacheDirectory.map { DigestCache(directory: $0) }?
-                    .store(self.destination, algorithm: self.state.algorithm, digest: digest)
                 return digest
             }
             // A spliced partial that mismatches may hold bytes of two representations: one
@@ -247,6 +245,11 @@ final class Download {
     /// Hands `event` to the caller's hook (``FetchOptions/events``), if any.
     func report(_ event: FetchEvent) {
         self.options.events?(event)
+    }
+
+    /// Reports a problem that does not fail the download (``FetchEvent/warning(path:message:)``).
+    func warn(_ message: String) {
+        self.report(.warning(path: self.destination, message: message))
     }
 
     /// Reports progress and answers whether to go on.

@@ -2,51 +2,124 @@ import Foundation
 @preconcurrency import Glibc
 
 /// A content-addressed store of verified files: `<directory>/<algorithm>/<lower-case hex>`
-/// (DESIGN.md, "The cache is <cache-dir>/sha256/<lower-case hex>").
+/// (DESIGN.md, "Many files": the cache is opt-in, with `--cache-dir` or `PINFETCH_CACHE_DIR`).
 ///
-/// Entries are written by hard link where the cache and the file share a file system, else by
-/// copy, always to a temporary name first and then `rename`d, so a concurrent reader sees a
-/// whole entry or none, and two writers of one digest simply write the same bytes. An entry is
-/// never trusted: it is hashed again before use, and a corrupt one is removed.
+/// Every entry is an independent file (``FileCopy``: a reflink or a copy, never a hard link), so
+/// a `chmod` or an edit of a downloaded file never shows in the entry or in another download.
+/// Entries are read-only (0444), written under a temporary name and then `rename`d, so a
+/// concurrent reader sees a whole entry or none, and two writers of one digest write the same
+/// bytes. Only pinned, verified bytes are stored.
+///
+/// Trust: the cache is used only when its directories are owned by the user and not writable
+/// by others, and an entry only when it is a regular file owned by the user (issue 10: another
+/// user must not plant what becomes a destination). Even then an entry is hashed again when it
+/// is placed. Entries are not `fsync`ed: one lost to a crash is a miss, or fails that hash and
+/// is replaced.
 struct DigestCache: Sendable {
     /// The cache's root directory.
     let directory: String
+    /// How entries are cloned (the test seam of ``FileCopy/Clone``).
+    var clone: FileCopy.Clone = FileCopy.ficlone
+
+    /// What ``lookup(_:digest:)`` found.
+    enum Lookup {
+        /// No entry for the digest.
+        case miss
+        /// The entry, open for reading.
+        case hit(PartialFile)
+        /// The cache or the entry is not to be trusted, for the reason given (one line).
+        case untrusted(String)
+    }
 
     /// The entry's path for `digest` of `algorithm`.
     func path(for algorithm: HashAlgorithm, digest: [UInt8]) -> String {
-        "\(self.directory)/\(algorithm.rawValue)/\(Pin.hex(digest))"
+        "\(self.folder(for: algorithm))/\(Pin.hex(digest))"
     }
 
-    /// Stores the verified file at `source` under its digest; failures are ignored (a cache
-    /// is an optimisation, never a reason to fail a download).
-    func store(_ source: String, algorithm: HashAlgorithm, digest: [UInt8]) {
-        let target = self.path(for: algorithm, digest: digest)
-        guard !FileSystem.exists(target) else { return }
-        let folder = FileSystem.directory(of: target)
-        guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil
-        else { return }
-        let temporary = "\(folder)/.tmp-\(UUID().uuidString)"
-        guard Self.linkOrCopy(source, to: temporary) else { return }
-        if rename(temporary, target) != 0 { unlink(temporary) }
+    /// `<directory>/<algorithm>`.
+    func folder(for algorithm: HashAlgorithm) -> String {
+        "\(self.directory)/\(algorithm.rawValue)"
     }
 
-    /// Places a copy of `entry` at `target` (hard link, else a copy), replacing nothing: `target`
-    /// must not exist. Returns `false` when neither works.
-    static func linkOrCopy(_ entry: String, to target: String) -> Bool {
-        if link(entry, target) == 0 { return true }
-        guard let input = FileHandle(forReadingAtPath: entry) else { return false }
-        defer { try? input.close() }
-        guard FileManager.default.createFile(atPath: target, contents: nil),
-            let output = FileHandle(forWritingAtPath: target)
-        else { return false }
-        defer { try? output.close() }
-        do {
-            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty { try output.write(contentsOf: chunk) }
-            try output.synchronize()
-            return true
+    /// The entry for `digest`, opened without following a symbolic link.
+    func lookup(_ algorithm: HashAlgorithm, digest: [UInt8]) -> Lookup {
+        if let reason = self.distrust(algorithm) { return .untrusted(reason) }
+        let path = self.path(for: algorithm, digest: digest)
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .miss }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            let what = (info.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : "not a regular file"
+            return .untrusted("cache entry \(path) is \(what): ignored")
+        }
+        do throws(PinFetchError) {
+            let entry = try PartialFile(path: path, readOnly: true)
+            let owner = try entry.owner()
+            guard owner == geteuid() else {
+                return .untrusted("cache entry \(path) is owned by another user (uid \(owner)): ignored")
+            }
+            return .hit(entry)
         } catch {
-            unlink(target)
-            return false
+            return .untrusted("cache entry \(error.message): ignored")
+        }
+    }
+
+    /// Why the cache cannot be trusted for `algorithm`, as one line, or `nil` when it can (or
+    /// does not exist yet). The root may be a symbolic link the user made; the algorithm's
+    /// folder may not.
+    func distrust(_ algorithm: HashAlgorithm) -> String? {
+        for (path, followingLinks) in [(self.directory, true), (self.folder(for: algorithm), false)] {
+            var info = stat()
+            guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
+            let reason: String? =
+                (info.st_mode & S_IFMT) != S_IFDIR
+                ? "is not a directory"
+                : info.st_uid != geteuid()
+                    ? "is owned by another user (uid \(info.st_uid))"
+                    : (info.st_mode & S_IWOTH) != 0 ? "is writable by other users" : nil
+            if let reason { return "cache \(path) \(reason): not used" }
+        }
+        return nil
+    }
+
+    /// Stores the verified bytes of `file` under `digest`, unless a trusted entry is there
+    /// already (then it is only marked used). Returns a one-line warning when the cache is not
+    /// to be trusted or the entry cannot be written; a cache never fails a download.
+    func store(from file: PartialFile, algorithm: HashAlgorithm, digest: [UInt8]) -> String? {
+        if let reason = self.distrust(algorithm) { return reason }
+        if case .hit(let entry) = self.lookup(algorithm, digest: digest), (try? entry.size()) == (try? file.size()) {
+            try? entry.touch()
+            return nil
+        }
+        let folder = self.folder(for: algorithm)
+        let temporary = "\(folder)/.tmp-\(UUID().uuidString)"
+        do throws(PinFetchError) {
+            try Self.createDirectory(self.directory, parents: true)
+            try Self.createDirectory(folder, parents: false)
+            if let reason = self.distrust(algorithm) { return reason }  // what was there before the mkdir
+            let copy = try PartialFile(path: temporary, fresh: true)
+            _ = try FileCopy.copy(from: file, to: copy, clone: self.clone)
+            try copy.setMode(0o444)
+            let target = self.path(for: algorithm, digest: digest)
+            guard rename(temporary, target) == 0 else { throw FileSystem.error("cannot rename onto", target) }
+            return nil
+        } catch {
+            unlink(temporary)
+            return "cannot store in the cache: \(error.message)"
+        }
+    }
+
+    /// Removes `entry` from the cache if its path still names it (a corrupt entry; another
+    /// process may have replaced it with a good one meanwhile).
+    func remove(_ entry: PartialFile) {
+        if entry.isStill(at: entry.path) { unlink(entry.path) }
+    }
+
+    /// `mkdir` with mode 0755 (less under the umask), and with `parents` its missing parents;
+    /// an existing directory is fine.
+    private static func createDirectory(_ path: String, parents: Bool) throws(PinFetchError) {
+        if parents, !FileSystem.exists(path) { try FileSystem.createDirectories(FileSystem.directory(of: path)) }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw FileSystem.error("cannot create directory", path)
         }
     }
 }

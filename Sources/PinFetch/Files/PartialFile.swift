@@ -8,7 +8,8 @@ import Foundation
 /// file descriptor and closes it once.
 final class PartialFile: Sendable {
     let path: String
-    private let descriptor: Int32
+    /// The open file; closed by `deinit` only.
+    let descriptor: Int32
 
     /// Opens `path` for reading and writing, creating it (mode 0600: unverified bytes are
     /// private until the commit gives them the usual mode) when absent; or, with
@@ -76,6 +77,21 @@ final class PartialFile: Sendable {
             size: Int64(info.st_size),
             modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
         )
+    }
+
+    /// The user ID that owns the file (`fstat`).
+    func owner() throws(PinFetchError) -> uid_t {
+        var info = stat()
+        guard fstat(self.descriptor, &info) == 0 else { throw FileSystem.error("cannot stat", self.path) }
+        return info.st_uid
+    }
+
+    /// Sets the file's access and modification times to now (`futimens` with `UTIME_NOW`), as
+    /// `touch` does; the caller must own the file or be able to write it.
+    func touch() throws(PinFetchError) {
+        let now = timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1)  // UTIME_NOW (sys/stat.h), not imported
+        var times = [now, now]
+        guard futimens(self.descriptor, &times) == 0 else { throw FileSystem.error("cannot touch", self.path) }
     }
 
     /// Cuts the file to `length` bytes (bytes past a checkpoint were never covered by a durable hash).
