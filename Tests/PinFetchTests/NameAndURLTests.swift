@@ -39,4 +39,29 @@ struct NameAndURLTests {
         #expect(run.standardError.count < 400)
         #expect(try HTTPURL("http://h/" + String(repeating: "a", count: 8183)).text.utf8.count == 8192)
     }
+
+    /// Issue 10, point 6: what a terminal or a CI log shows. Progress bars, a retry, the result
+    /// line and `--json` never show a password or the value of a signing query parameter.
+    @Test func `secrets never reach a progress line, an error or the JSON line`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 1_500_000)  // long enough for a progress line
+            server.enqueueFaults(TestFaults(closeAfterBodyBytes: 300_000))
+            try await withTemporaryDirectory { directory in
+                let url =
+                    "http://alice:PassW0rd@127.0.0.1:\(server.port)/file?X-Amz-Signature=SigN4ture&token=T0ken&v=1"
+                let run = await runCLI(
+                    ["--json", "--retries", "1", "--retry-delay", "0", "-P", directory, url],
+                    terminal: true
+                )
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(run.standardError.contains("file: "), "no progress line: \(run.standardError)")
+                for secret in ["PassW0rd", "SigN4ture", "T0ken"] {
+                    #expect(!run.standardError.contains(secret), "\(run.standardError)")
+                    #expect(!run.standardOutput.contains(secret), "\(run.standardOutput)")
+                }
+                #expect(run.string("url")?.contains("alice:***@") == true)
+                #expect(listing(directory) == ["file"])
+            }
+        }
+    }
 }

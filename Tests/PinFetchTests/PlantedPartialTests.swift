@@ -101,6 +101,64 @@ struct PlantedPartialTests {
         }
     }
 
+    /// The race an outsider found (issue 10): two processes, `-o x` pinned to A and `-o x.part`
+    /// pinned to B. B renames its verified file onto `x.part`, A's partial path; A must never
+    /// rename that onto `x`. Run several times, with B starting at different moments.
+    @Test func `two runs writing x and x.part never leave x holding the other's bytes`() async throws {
+        try await withTestHTTPServer(serving: Self.resource) { serverA in
+            try await withTestHTTPServer(serving: TestResource(body: Fixtures.b, etag: Fixtures.etagB)) { serverB in
+                serverA.faults = TestFaults(bytesPerSecond: 8_000_000)
+                serverB.faults = TestFaults(bytesPerSecond: 8_000_000)
+                for round in 0..<6 {
+                    try await withTemporaryDirectory { directory in
+                        let x = "\(directory)/x"
+                        let quiet = ["-q", "--json", "--retries", "0"]
+                        async let first = runCLI(quiet + ["--sha256", Fixtures.sha256A, "-o", x, serverA.url()])
+                        try await Task.sleep(for: .milliseconds(25 * round))
+                        async let second = runCLI(
+                            quiet + ["--sha256", Fixtures.sha256B, "-o", x + ".part", serverB.url()]
+                        )
+                        let (a, b) = await (first, second)
+                        #expect([0, 3].contains(a.status), "round \(round): \(a.standardError)")
+                        #expect(b.status == 0, "round \(round): \(b.standardError)")
+                        let held = contents(x)
+                        #expect(held == nil || held == Fixtures.a, "round \(round): x holds bytes that are not A's")
+                        #expect(a.status != 0 || held == Fixtures.a, "round \(round): exit 0 without A at x")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ["fifo", "link", "directory"])
+    func `a .part.state that is not a regular file is exit 3 naming it, at once, and is left alone`(
+        kind: String
+    )
+        async throws
+    {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                let state = output + ".part.state"
+                let target = "\(directory)/target"
+                try Data("keep".utf8).write(to: URL(filePath: target))
+                switch kind {
+                case "fifo": #expect(mkfifo(state, 0o644) == 0)
+                case "link": try FileManager.default.createSymbolicLink(atPath: state, withDestinationPath: target)
+                default: try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+                }
+                let started = ContinuousClock.now
+                let run = await runCLI(["-q", "--retries", "0", "-o", output, server.url()])
+                #expect(ContinuousClock.now - started < .seconds(10))
+                #expect(run.status == 3)
+                #expect(run.standardError.contains("\(state) is not a regular file"), "\(run.standardError)")
+                #expect(server.requests.isEmpty)
+                #expect(FileSystem.exists(state) && !FileSystem.exists(output))
+                #expect(contents(target) == Array("keep".utf8))
+            }
+        }
+    }
+
     @Test func `a FIFO or a directory at .part.lock is exit 3 naming it, and is left alone`() async throws {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in

@@ -149,6 +149,13 @@ final class Download {
         // writing a checkpoint) leaves a temporary; holding the lock, no one else is writing them.
         try FileSystem.remove(sidecars.checkpointTemporary)
         try FileSystem.remove(sidecars.cachePlacement)
+        if FileSystem.exists(sidecars.checkpoint), !FileSystem.isRegularFile(sidecars.checkpoint, followingLinks: false)
+        {
+            throw PinFetchError(
+                .fileIO,
+                "\(sidecars.checkpoint) is not a regular file: pinfetch keeps its checkpoint there; remove it"
+            )
+        }
         if let digest = try self.verifyExistingDestination() { return digest }
         if self.serverNamed, FileSystem.exists(self.destination) {
             throw PinFetchError(

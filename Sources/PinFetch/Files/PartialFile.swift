@@ -160,10 +160,10 @@ enum FileSystem {
         return lstat(path, &info) == 0
     }
 
-    /// `true` when `path` names a regular file (following symbolic links).
-    static func isRegularFile(_ path: String) -> Bool {
+    /// `true` when `path` names a regular file (following symbolic links unless told not to).
+    static func isRegularFile(_ path: String, followingLinks: Bool = true) -> Bool {
         var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        return (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// Size in bytes of the file at `path`, or `nil` when there is none.

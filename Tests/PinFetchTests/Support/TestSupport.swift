@@ -37,7 +37,8 @@ private final class Capture: Sendable {
 
 /// Runs the command line in-process with `arguments`, capturing stdout and stderr. Unless the
 /// test names a cache (`--cache-dir`), the run gets `--no-cache`: the user's cache stays out.
-func runCLI(_ arguments: [String]) async -> CLIRun {
+/// With `terminal`, stderr is taken for a terminal (progress bars at once, not a line per 5 s).
+func runCLI(_ arguments: [String], terminal: Bool = false) async -> CLIRun {
     let out = Capture()
     let err = Capture()
     let isolated =
@@ -45,7 +46,7 @@ func runCLI(_ arguments: [String]) async -> CLIRun {
         || arguments.contains("--version")
     let status = await CommandLineTool.run(
         isolated ? arguments : ["--no-cache"] + arguments,
-        output: .init(standardOutput: out.append, standardError: err.append, errorIsTerminal: false)
+        output: .init(standardOutput: out.append, standardError: err.append, errorIsTerminal: terminal)
     )
     return CLIRun(status: status, standardOutput: out.value, standardError: err.value)
 }
