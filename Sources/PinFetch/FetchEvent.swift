@@ -6,12 +6,40 @@ public enum FetchEvent: Sendable {
     /// The download of `path` starts over from byte 0 because of `reason` (an answer for another
     /// representation, a range the server would not honour, a mismatch after a resume).
     case restarted(path: String, reason: String)
-    /// An attempt for `path` failed with `reason`; the next goes to `url` after `delaySeconds`
-    /// seconds (0 when `url` is a mirror not tried yet).
-    case retrying(path: String, url: String, reason: String, delaySeconds: Double)
+    /// An attempt failed; another follows (``FetchRetry``).
+    case retrying(FetchRetry)
     /// Something is wrong that does not fail the download of `path`: a cache that is not to be
     /// trusted (another user could write it), a corrupt cache entry. `message` is one line.
     case warning(path: String, message: String)
+    /// A request for `path` goes out (each hop of a redirect too): `method` (`GET`, `HEAD`),
+    /// `url` and the header lines pinfetch sets, credentials shown as `***` (`-v`).
+    case request(path: String, method: String, url: String, headers: [String])
+    /// An answer for `path` came: its status and the header lines that drive decisions
+    /// (validators, lengths, ranges, codings, redirects, waits, digests), as `Name: value` (`-v`).
+    case response(path: String, status: Int, headers: [String])
+    /// What pinfetch decided for `path`, in words: "resuming at byte 400000 with If-Range
+    /// \"v1\"", "partial not resumed: the remote representation changed" (`-v`).
+    case decision(path: String, message: String)
+}
+
+/// A failed attempt and the one that follows it (``FetchEvent/retrying(_:)``).
+public struct FetchRetry: Sendable {
+    /// The destination of the download.
+    public var path: String
+    /// Why the attempt failed (one line, naming the URL).
+    public var reason: String
+    /// Where the next attempt goes, password and signing parameters as `***`.
+    public var url: String
+    /// Seconds until the next attempt (0 for a mirror not tried yet).
+    public var delaySeconds: Double
+    /// Which retry this is, from 1, or `nil` when the next attempt goes to a mirror not tried yet
+    /// (that is not a retry).
+    public var retry: Int?
+    /// Retries allowed in all (``FetchOptions/retries``).
+    public var retries: Int
+    /// The mirror of the next attempt, from 1, and how many there are.
+    public var mirror: Int
+    public var mirrors: Int
 }
 
 /// Where a download stands, for progress display.

@@ -12,8 +12,39 @@ public struct FetchOptions: Sendable {
     public var stallTimeout: Double? = 60
     /// Extra request header lines, `Name: value`.
     public var headers: [String] = []
-    /// A PEM file of certificates to trust for HTTPS in addition to the system's, or `nil`.
+    /// A PEM file of certificates to trust for HTTPS in addition to ``caBundleFile`` (or the
+    /// system's), or `nil`.
     public var caFile: String? = nil
+    /// A PEM bundle trusted instead of the system's (the command line takes it from
+    /// `CURL_CA_BUNDLE` or `SSL_CERT_FILE`, as curl does), or `nil` for the system's.
+    public var caBundleFile: String? = nil
+    /// A directory of certificates named by subject hash (`c_rehash`, OpenSSL's `CApath`) also
+    /// trusted (the command line takes it from `SSL_CERT_DIR`), or `nil`.
+    public var caDirectory: String? = nil
+    /// A PEM client certificate (it may hold the key too) for servers that ask for one (mutual
+    /// TLS), or `nil`.
+    public var clientCertificateFile: String? = nil
+    /// The PEM private key of ``clientCertificateFile`` when it is in a file of its own, or `nil`.
+    public var clientKeyFile: String? = nil
+    /// `user:password` sent as Basic credentials (RFC 7617) to each mirror's origin, never after
+    /// a redirect leaves it; a header `Authorization` given in ``headers`` wins. `nil` for none.
+    public var credentials: String? = nil
+    /// A netrc file: the `login` and `password` of the `machine` entry (or `default`) for the host
+    /// each request goes to, read by libcurl; only while a request stays on its mirror's origin.
+    /// `nil` for none.
+    public var netrcFile: String? = nil
+    /// The proxy every request goes through (`http://`, `https://`, `socks5h://`…, credentials
+    /// allowed), or `nil` to follow `http_proxy`, `https_proxy` and `all_proxy` as libcurl does.
+    public var proxy: String? = nil
+    /// Hosts reached without the proxy: a comma-separated list of host names, domains and
+    /// addresses, `*` for all (as `no_proxy`); `nil` to follow `no_proxy`.
+    public var noProxy: String? = nil
+    /// Longest time for each file's whole fetch in seconds, retries and waits included, or
+    /// `nil` for no limit. On expiry the file fails as a network error and its partial is kept.
+    public var maximumTime: Double? = nil
+    /// Most body bytes per second received for each transfer (libcurl's
+    /// `CURLOPT_MAX_RECV_SPEED_LARGE`), or `nil` for no limit.
+    public var maximumReceiveRate: Int64? = nil
     /// Redirects followed at most per request.
     public var maximumRedirects = 10
     /// Follow a redirect from `https` to `http` (refused by default: exit 7).

@@ -124,8 +124,8 @@ private final class Batch: Sendable {
     let failFast: Bool
     let onResult: (@Sendable (Int, FetchResult) -> Void)?
     private let state: Mutex<State>
-    /// The trust anchors for `--cacert`, built once for every file of the batch.
-    private let caBundle: Result<[UInt8]?, PinFetchError>
+    /// Trust anchors (`--cacert` read once) and the rest of the transport, for every file of the batch.
+    private let transport: Result<TransportSettings, PinFetchError>
     /// The batch's destinations, so a server-chosen name never lands on another file of it.
     private let claims: DestinationClaims
 
@@ -141,9 +141,7 @@ private final class Batch: Sendable {
         self.control = control
         self.failFast = failFast
         self.onResult = onResult
-        self.caBundle = Result { () throws(PinFetchError) in
-            try options.caFile.map { file throws(PinFetchError) in try TrustAnchors.bundle(adding: file) }
-        }
+        self.transport = Result { () throws(PinFetchError) in try TransportSettings(options) }
         self.state = Mutex(State(results: Array(repeating: nil, count: jobs.count), running: 0))
         self.claims = DestinationClaims(jobs.filter { $0.namingDirectory == nil }.map(\.destination))
     }
@@ -196,7 +194,7 @@ private final class Batch: Sendable {
                 options: self.options,
                 control: self.control,
                 easy: handle,
-                caBundle: try self.caBundle.get(),
+                transport: try self.transport.get(),
                 claims: self.claims
             )
             return download.execute()

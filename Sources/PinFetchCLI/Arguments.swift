@@ -38,6 +38,8 @@ public struct Arguments: Sendable {
     public var json = false
     /// `-q`: no progress on stderr.
     public var quiet = false
+    /// `-v`: each request, the answers' deciding fields, and each decision, on stderr.
+    public var verbose = false
 
     public init() {}
 
@@ -46,6 +48,7 @@ public struct Arguments: Sendable {
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
         "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
         "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--shard", "--cache-dir", "--max-filesize",
+        "-u", "--user", "--netrc-file", "--cert", "--key", "--proxy", "--noproxy", "--max-time", "--limit-rate",
     ]
 
     /// Parses `arguments` (without the program name).
@@ -90,6 +93,7 @@ public struct Arguments: Sendable {
             case "-h", "--help": parsed.action = .help
             case "-V", "--version": parsed.action = .version
             case "-q", "--quiet": parsed.quiet = true
+            case "-v", "--verbose": parsed.verbose = true
             case "--json": parsed.json = true
             case "-o", "--output":
                 guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a path") }
@@ -109,15 +113,19 @@ public struct Arguments: Sendable {
             case "--stall-timeout": parsed.options.stallTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)
             case "--max-filesize": parsed.options.maximumFileSize = try Self.size(value, for: argument)
-            case "-H", "--header": parsed.options.headers.append(try Self.header(value))
-            case "--cacert":
-                guard let pem = FileManager.default.contents(atPath: value) else {
-                    throw PinFetchError(.usage, "--cacert: cannot read \(value)")
-                }
-                guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-                    throw PinFetchError(.usage, "--cacert: \(value) holds no PEM certificate")
-                }
-                parsed.options.caFile = value
+            case "-H", "--header":
+                parsed.options.headers +=
+                    try value.hasPrefix("@") ? Self.headers(fromFile: value) : [Self.header(value)]
+            case "-u", "--user": parsed.options.credentials = try Self.credentials(value)
+            case "--netrc": parsed.options.netrcFile = Self.homeNetrc
+            case "--netrc-file": parsed.options.netrcFile = try Self.readableFile(value, for: argument)
+            case "--cacert": parsed.options.caFile = try Self.certificateFile(value, for: argument)
+            case "--cert": parsed.options.clientCertificateFile = try Self.readableFile(value, for: argument)
+            case "--key": parsed.options.clientKeyFile = try Self.readableFile(value, for: argument)
+            case "--proxy": parsed.options.proxy = try Self.proxy(value)
+            case "--noproxy": parsed.options.noProxy = try Self.hostList(value, for: argument)
+            case "--max-time": parsed.options.maximumTime = try Self.seconds(value, for: argument, positive: true)
+            case "--limit-rate": parsed.options.maximumReceiveRate = try Self.size(value, for: argument)
             case "--allow-insecure-redirect": parsed.options.allowInsecureRedirect = true
             case "-P", "--directory-prefix":
                 guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a directory") }
@@ -157,100 +165,13 @@ public struct Arguments: Sendable {
         if parsed.output != nil, parsed.contentDisposition {
             throw PinFetchError(.usage, "-o and --content-disposition both name the file: give one")
         }
+        if parsed.options.clientKeyFile != nil, parsed.options.clientCertificateFile == nil {
+            throw PinFetchError(.usage, "--key goes with --cert")
+        }
+        if parsed.verbose, parsed.quiet { throw PinFetchError(.usage, "-v and -q: give one") }
+        try parsed.trustAnchorsFromEnvironment()
         parsed.urls = urls
         if !parsed.noCache { parsed.options.cacheDirectory = parsed.cacheDirectory ?? Self.environmentCacheDirectory }
         return parsed
-    }
-
-    /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in (DESIGN.md), so a CI
-    /// job or a mirroring script never finds its downloads duplicated without asking.
-    static var environmentCacheDirectory: String? {
-        guard let directory = ProcessInfo.processInfo.environment["PINFETCH_CACHE_DIR"], !directory.isEmpty
-        else { return nil }
-        return directory
-    }
-
-    /// A non-negative, finite number of seconds (fractions allowed).
-    private static func seconds(
-        _ text: String,
-        for option: String,
-        positive: Bool = false
-    ) throws(PinFetchError) -> Double {
-        guard let value = Double(text), value.isFinite, positive ? value > 0 : value >= 0, value <= 86_400 * 7 else {
-            throw PinFetchError(
-                .usage,
-                "\(option) takes a number of seconds\(positive ? " above 0" : ""), not '\(text)'"
-            )
-        }
-        return value
-    }
-
-    /// A number of bytes, with an optional `K`, `M` or `G` (1024-based, either case), as curl's
-    /// `--max-filesize` takes it.
-    static func size(_ text: String, for option: String) throws(PinFetchError) -> Int64 {
-        let shifts: [Character: Int64] = ["k": 10, "m": 20, "g": 30]
-        var digits = Substring(text)
-        var shift: Int64 = 0
-        if let last = digits.last, let unit = shifts[Character(last.lowercased())] {
-            shift = unit
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number > 0,
-            number <= Int64.max >> shift
-        else {
-            throw PinFetchError(
-                .usage,
-                "\(option) takes a number of bytes above 0 (K, M or G may follow), not '\(text)'"
-            )
-        }
-        return number << shift
-    }
-
-    /// `Name: value`, where the name is an RFC 9110 token and nothing holds CR, LF or NUL.
-    private static func header(_ line: String) throws(PinFetchError) -> String {
-        guard let colon = line.firstIndex(of: ":") else {
-            throw PinFetchError(.usage, "-H takes 'Name: value'")
-        }
-        guard !line.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
-            throw PinFetchError(.usage, "-H: a header may not contain CR, LF or NUL")
-        }
-        let name = line[..<colon]
-        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-        guard !name.isEmpty, name.allSatisfy({ tokenCharacters.contains($0) }) else {
-            // The line is not repeated: -H values may hold credentials.
-            throw PinFetchError(.usage, "-H: the header name is not an RFC 9110 token")
-        }
-        return line
-    }
-
-    /// The destination of the command line's URL: `-o`, else the last segment of the URL path,
-    /// percent-decoded, inside `-P`.
-    /// - Throws: ``PinFetchError/Code/usage`` when the URL names no usable file name.
-    public func destination() throws(PinFetchError) -> String {
-        if let output = self.output { return output }
-        let name = try Self.fileName(fromURL: self.urls.first ?? "")
-        return self.directory.map { ($0 as NSString).appendingPathComponent(name) } ?? name
-    }
-
-    /// The last segment of a URL's path, percent-decoded, when it is a usable file name.
-    /// - Throws: ``PinFetchError/Code/usage`` when it is empty, `.`, `..` or holds `/` or control characters.
-    public static func fileName(fromURL url: String) throws(PinFetchError) -> String {
-        var path = Substring(url)
-        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
-        if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
-        guard let slash = path.firstIndex(of: "/") else {
-            throw PinFetchError(.usage, "the URL names no file; give -o PATH")
-        }
-        let segment = path[slash...].split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        let name = String(segment).removingPercentEncoding ?? String(segment)
-        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\\"),
-            !name.unicodeScalars.contains(where: {
-                $0.properties.generalCategory == .control || SafeFileName.isBidirectionalControl($0)
-            }),
-            name.utf8.count <= SafeFileName.maximumSegmentBytes
-        else {
-            throw PinFetchError(.usage, "the URL names no usable file name; give -o PATH")
-        }
-        return name
     }
 }

@@ -93,7 +93,10 @@ public enum CommandLineTool {
             return error.code.exitStatus
         }
         if parsed.action != .fetch {
-            output.standardOutput(parsed.action == .help ? Self.usage : "pinfetch \(PinFetchVersion.current)\n")
+            output.standardOutput(
+                parsed.action == .help
+                    ? Self.usage : "pinfetch \(PinFetchVersion.current) (\(PinFetchVersion.libraries))\n"
+            )
             return 0
         }
         // Signals cancel the planning too: a remote checksum file or manifest being fetched into a
@@ -109,22 +112,17 @@ public enum CommandLineTool {
             }
             var options = parsed.options
             if !parsed.quiet { options.progress = { reporter.report($0) } }
-            let warned = Mutex<Set<String>>([])
-            options.events = { event in  // warnings show even with -q, each once
-                guard case .warning(_, let message) = event, warned.withLock({ $0.insert(message).inserted }) else {
-                    return
-                }
-                output.standardError("pinfetch: warning: \(message)\n")
-            }
+            let printer = EventPrinter(reporter: reporter, quiet: parsed.quiet, verbose: parsed.verbose)
+            options.events = { printer.print($0) }
             let fetcher = Fetcher(options: options)
             let results = await fetcher.run(jobs, parallelism: parsed.jobs, failFast: parsed.failFast) { _, result in
                 if !parsed.quiet { reporter.finish(result.path) }
                 let status = Self.exitStatus(of: result, signal: signals.received)
                 if let error = result.error {
-                    output.standardError("pinfetch: \(error.message)\n")
+                    reporter.message("pinfetch: \(error.message)\n")
                 } else if !parsed.quiet, !parsed.json {
                     let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
-                    output.standardError(
+                    reporter.message(
                         "pinfetch: \(result.path): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
                     )
                 }

@@ -60,6 +60,18 @@ final class ProgressReporter: Sendable {
         if let text { self.write(text) }
     }
 
+    /// Writes `line` (ending in a newline) above the bars: on a terminal the bars are erased
+    /// first and drawn again below it, so neither hides the other.
+    func message(_ line: String) {
+        let text: String = self.state.withLock { state in
+            guard self.isTerminal, state.linesDrawn > 0 else { return line }
+            let erase = String(repeating: "\u{1B}[1A", count: state.linesDrawn) + "\r\u{1B}[J"
+            state.linesDrawn = 0
+            return erase + line + self.redraw(&state, now: Date())
+        }
+        self.write(text)
+    }
+
     /// Erases the lines drawn last time and draws one per active download.
     private func redraw(_ state: inout State, now: Date) -> String {
         var text = String(repeating: "\u{1B}[1A", count: state.linesDrawn) + "\r\u{1B}[J"

@@ -269,10 +269,14 @@ struct CommandLineUsageTests {
     }
 
     @Test(arguments: [["--version"], ["-V"]])
-    func `version exits 0 and prints the version on stdout`(arguments: [String]) async {
+    func `version exits 0 and prints its version and those of libcurl, OpenSSL and nghttp2`(arguments: [String]) async {
         let run = await runCLI(arguments)
         #expect(run.status == 0)
-        #expect(run.standardOutput == "pinfetch \(PinFetchVersion.current)\n")
+        #expect(run.standardOutput.hasPrefix("pinfetch \(PinFetchVersion.current) (libcurl/"))
+        let libraries = run.standardOutput.split(separator: " ").dropFirst(2).map(String.init)
+        // The libcurl, OpenSSL and nghttp2 that run (Debian's libcurl4 is built with all three).
+        #expect(libraries.contains { $0.hasPrefix("OpenSSL/") }, "\(run.standardOutput)")
+        #expect(libraries.contains { $0.hasPrefix("nghttp2/") }, "\(run.standardOutput)")
         #expect(run.standardError == "")
     }
 }

@@ -10,11 +10,11 @@ func fetchRelease(base: String, into directory: String, sha256: String) async th
         switch event {
         case .restarted(let path, let reason):
             print("\(path): starting over from byte 0: \(reason)")
-        case .retrying(let path, let url, let reason, let delay):
-            print("\(path): \(reason); trying \(url) in \(delay) s")
+        case .retrying(let retry):
+            print("\(retry.path): \(retry.reason); trying \(retry.url) in \(retry.delaySeconds) s")
         case .warning(let path, let message):
             print("\(path): warning: \(message)")
-        case .progress:
+        case .progress, .request, .response, .decision:
             break
         }
     }

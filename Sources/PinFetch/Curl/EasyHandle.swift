@@ -19,8 +19,12 @@ struct TransferRequest {
     /// Seconds without a new byte before the transfer is abandoned (checked in the progress
     /// callback, about once a second when idle; `CURLOPT_LOW_SPEED_TIME` averages over ~5 s).
     var stallTimeout: Double?
-    /// PEM certificates to trust instead of libcurl's default bundle, or `nil` (`CURLOPT_CAINFO_BLOB`).
-    var caBundle: [UInt8]?
+    /// Trust anchors, client certificate, proxy, netrc file, rate limit.
+    var transport = TransportSettings()
+    /// Whether this request may take credentials from the netrc file (it is on its mirror's origin).
+    var netrc = false
+    /// Seconds the whole request may take (`CURLOPT_TIMEOUT_MS`), or `nil` for no limit.
+    var timeout: Double?
     /// Open a new connection instead of reusing one this handle keeps (`CURLOPT_FRESH_CONNECT`), e.g. to
     /// retry a protocol failure seen on a reused connection (``TransferOutcome/reusedConnection``). Other
     /// kept connections stay in the handle.
@@ -183,17 +187,10 @@ final class EasyHandle: @unchecked Sendable {
             if let seconds = request.connectTimeout {
                 set(ccurl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, seconds * 1000))))
             }
-            if let bundle = request.caBundle {
-                bundle.withUnsafeBytes { bytes in
-                    // libcurl copies the blob (CURL_BLOB_COPY), so it need not outlive this call.
-                    var blob = curl_blob(
-                        data: UnsafeMutableRawPointer(mutating: bytes.baseAddress),
-                        len: bytes.count,
-                        flags: UInt32(CURL_BLOB_COPY)
-                    )
-                    set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO_BLOB, &blob))
-                }
+            if let seconds = request.timeout {
+                set(ccurl_easy_setopt_long(raw, CURLOPT_TIMEOUT_MS, Int(max(1, seconds * 1000))))
             }
+            set(request.transport.apply(to: raw, netrc: request.netrc))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context))
             set(
                 ccurl_easy_setopt_header_function(raw) { data, size, count, context in

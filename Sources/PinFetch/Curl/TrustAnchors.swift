@@ -9,16 +9,16 @@ enum TrustAnchors {
         return String(cString: path)
     }
 
-    /// The system bundle followed by the certificates in `file`.
+    /// The bundle at `base` (the system's when `nil`) followed by the certificates in `file`.
     /// - Throws: ``PinFetchError/Code/usage`` when `file` cannot be read or holds no PEM certificate.
-    static func bundle(adding file: String) throws(PinFetchError) -> [UInt8] {
+    static func bundle(adding file: String, to base: String? = nil) throws(PinFetchError) -> [UInt8] {
         guard let extra = FileSystem.readSmallFile(file, limit: 16 << 20) else {
             throw PinFetchError(.usage, "cannot read --cacert file \(file)")
         }
         guard String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
             throw PinFetchError(.usage, "--cacert file \(file) holds no PEM certificate")
         }
-        let system = Self.systemBundlePath.flatMap { FileSystem.readSmallFile($0, limit: 64 << 20) } ?? []
+        let system = (base ?? Self.systemBundlePath).flatMap { FileSystem.readSmallFile($0, limit: 64 << 20) } ?? []
         return system + [0x0A] + extra + [0x0A]
     }
 }

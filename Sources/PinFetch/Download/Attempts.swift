@@ -17,6 +17,7 @@ extension Download {
         var policy = RetryPolicy(options: self.options, mirrorCount: self.mirrors.count)
         while true {
             if self.control.isCancelled { try self.stopForCancellation() }
+            if let remaining = self.remainingTime, remaining <= 0 { try self.stopForMaximumTime() }
             self.attempts += 1
             let before = self.state.offset
             let result: AttemptResult
@@ -45,6 +46,7 @@ extension Download {
                 }
             case .failed(let error, let retryable, let retryAfter):
                 if error.code == .cancelled { try self.stopForCancellation() }
+                let retriesBefore = policy.retriesUsed
                 guard
                     let next = policy.next(
                         after: error.code,
@@ -54,15 +56,23 @@ extension Download {
                         madeProgress: self.state.offset > before
                     )
                 else {
+                    if let remaining = self.remainingTime, remaining <= 0 { try self.stopForMaximumTime() }
                     try self.keepForLaterRun(after: error)
                     throw error
                 }
+                if let remaining = self.remainingTime, next.delay >= remaining { try self.stopForMaximumTime() }
                 self.report(
                     .retrying(
-                        path: self.destination,
-                        url: self.mirrors[next.mirror].redacted,
-                        reason: error.message,
-                        delaySeconds: next.delay
+                        FetchRetry(
+                            path: self.destination,
+                            reason: error.message,
+                            url: self.mirrors[next.mirror].redacted,
+                            delaySeconds: next.delay,
+                            retry: policy.retriesUsed > retriesBefore ? policy.retriesUsed : nil,
+                            retries: self.options.retries,
+                            mirror: next.mirror + 1,
+                            mirrors: self.mirrors.count
+                        )
                     )
                 )
                 if next.mirror != self.mirrorIndex {
@@ -77,6 +87,26 @@ extension Download {
         }
     }
 
+    /// Seconds left of ``FetchOptions/maximumTime`` for this file, or `nil` without a limit.
+    var remainingTime: Double? {
+        self.options.maximumTime.map { $0 - Date().timeIntervalSince(self.started) }
+    }
+
+    /// Ends the file when ``FetchOptions/maximumTime`` ran out: a network failure (exit 4), the
+    /// partial kept for a later run.
+    private func stopForMaximumTime() throws(PinFetchError) -> Never {
+        let seconds = self.options.maximumTime ?? 0
+        let error = PinFetchError(
+            .network,
+            "\(self.currentLabel): --max-time of \(seconds.formatted()) s reached\(self.atByte)"
+        )
+        try self.keepForLaterRun(after: error)
+        throw error
+    }
+
+    /// ` (at byte N)` when bytes of this file are on disk, else nothing: an offset of 0 says nothing.
+    var atByte: String { self.state.offset > 0 ? " (at byte \(self.state.offset))" : "" }
+
     /// Moves to mirror `index`. A partial is kept only with a pin (resumed there with a plain
     /// `Range`, the pin deciding at the end); without one it starts over (DESIGN.md, "Mirrors").
     private func switchMirror(to index: Int) throws(PinFetchError) {
@@ -89,6 +119,7 @@ extension Download {
             }
         }
         self.mirrorIndex = index
+        self.decide("mirror \(index + 1) of \(self.mirrors.count): \(self.mirrors[index].redacted)")
     }
 
     /// One GET: from the partial's offset (`Range`, with `If-Range` on the same mirror), its
@@ -105,10 +136,14 @@ extension Download {
                 context.totalLength = self.state.totalLength
             }
         } else if offset > 0, self.state.crossMirror {
+            self.decide(
+                "resuming at byte \(offset) on mirror \(self.mirrorIndex + 1) with a plain Range: the pin decides"
+            )
             headers += ["Range: bytes=\(offset)-"]  // another mirror's validator means nothing here
             context.requestedOffset = offset
             context.totalLength = self.state.totalLength
         } else if offset > 0, self.state.resumable, let ifRange = self.state.validator?.ifRangeValue {
+            self.decide("resuming at byte \(offset) with If-Range \(ifRange)")
             headers += ["Range: bytes=\(offset)-", "If-Range: \(ifRange)"]
             context.requestedOffset = offset
             context.validator = self.state.validator
@@ -118,6 +153,7 @@ extension Download {
             guard self.state.resumable, self.pin != nil, self.state.validator?.isAbsent ?? false else {
                 return .startOver("no strong validator to resume with")
             }
+            self.decide("resuming at byte \(offset) without a validator: the pin decides")
             headers += ["Range: bytes=\(offset)-"]
             context.requestedOffset = offset
             context.totalLength = self.state.totalLength
@@ -228,7 +264,7 @@ extension Download {
     /// another attempt may help (network trouble may pass; a bad certificate will not).
     private func failure(from outcome: TransferOutcome) -> AttemptResult {
         if outcome.category == .aborted, self.control.isCancelled {
-            let error = PinFetchError(.cancelled, "\(self.currentLabel): cancelled at byte \(self.state.offset)")
+            let error = PinFetchError(.cancelled, "\(self.currentLabel): cancelled\(self.atByte)")
             return .failed(error, retryable: false, retryAfter: nil)
         }
         let (code, retryable): (PinFetchError.Code, Bool) =
@@ -239,7 +275,7 @@ extension Download {
             case .protocolViolation: (.protocolViolation, false)
             case .ok, .aborted, .other: (.generic, false)
             }
-        let message = "\(self.currentLabel): \(outcome.message) (at byte \(self.state.offset))"
+        let message = "\(self.currentLabel): \(outcome.message)\(self.atByte)"
         return .failed(PinFetchError(code, message, underlying: outcome.code), retryable: retryable, retryAfter: nil)
     }
 

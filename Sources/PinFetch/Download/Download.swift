@@ -30,7 +30,7 @@ final class Download {
     let control: TransferControl
     let easy: EasyHandle
     /// PEM trust anchors for HTTPS: the system bundle plus `--cacert`, or `nil` for libcurl's default.
-    let caBundle: [UInt8]?
+    let transport: TransportSettings
     let started = Date()
     /// The batch's destinations (``DestinationClaims``), or `nil` outside a batch.
     let claims: DestinationClaims?
@@ -74,7 +74,7 @@ final class Download {
         options: FetchOptions,
         control: TransferControl,
         easy: EasyHandle,
-        caBundle: [UInt8]?,
+        transport: TransportSettings,
         claims: DestinationClaims? = nil
     ) throws(PinFetchError) {
         guard !job.mirrors.isEmpty else { throw PinFetchError(.usage, "no URL given") }
@@ -90,7 +90,7 @@ final class Download {
         self.state = PartialState(algorithm: job.pin?.algorithm ?? .sha256)
         self.digest = RunningDigest(algorithm: self.state.algorithm)
         self.easy = easy
-        self.caBundle = caBundle
+        self.transport = transport
         self.claims = claims
     }
 
@@ -223,13 +223,15 @@ final class Download {
             pinned: self.pin != nil
         )
         switch decision {
-        case .startOver:
+        case .startOver(let reason):
+            if reason != .noPartial { self.decide("partial not resumed: \(reason.rawValue); starting from byte 0") }
             try self.discardPartial()
             try self.download()
         case .resume:
             try self.restore(recovery!)
             try self.download()
         case .finalize:
+            self.decide("the partial is as long as the remote file: verifying it without a GET")
             try self.restore(recovery!)
         }
     }
@@ -252,6 +254,11 @@ final class Download {
     /// Hands `event` to the caller's hook (``FetchOptions/events``), if any.
     func report(_ event: FetchEvent) {
         self.options.events?(event)
+    }
+
+    /// Reports a decision in words (``FetchEvent/decision(path:message:)``, `-v`).
+    func decide(_ message: String) {
+        self.report(.decision(path: self.destination, message: message))
     }
 
     /// Reports a problem that does not fail the download (``FetchEvent/warning(path:message:)``).

@@ -1,4 +1,13 @@
+import Foundation
+
 extension Download {
+    /// Response fields that drive pinfetch's decisions, shown with `-v` (lower case).
+    static let decidingFields: Set<String> = [
+        "content-length", "content-range", "accept-ranges", "etag", "last-modified", "content-encoding",
+        "transfer-encoding", "location", "retry-after", "content-disposition", "repr-digest", "content-digest",
+        "digest", "www-authenticate", "proxy-authenticate",
+    ]
+
     /// Header fields that carry credentials: dropped once a redirect leaves the origin.
     static let credentialFields: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
@@ -7,8 +16,9 @@ extension Download {
     ///
     /// A `Location` is encoded as curl and browsers do (a raw space or bracket is escaped, an
     /// existing `%XX` kept) and resolved against the URL that sent it (RFC 9110 §10.2.2).
-    /// Credentials given with `-H` (`Authorization`, `Cookie`, `Proxy-Authorization`) are dropped
-    /// once a hop leaves the mirror's origin (scheme, host, port; RFC 6454); an `https` → `http`
+    /// Credentials given with `-H` (`Authorization`, `Cookie`, `Proxy-Authorization`), with
+    /// ``FetchOptions/credentials`` (Basic, RFC 7617) or by the netrc file are sent only until a
+    /// hop leaves the mirror's origin (scheme, host, port; RFC 6454); an `https` → `http`
     /// hop is refused unless ``FetchOptions/allowInsecureRedirect``. A refused or broken redirect
     /// comes back as a `protocolViolation` outcome.
     /// - Parameter freshConnection: Open a new connection instead of reusing one.
@@ -22,6 +32,12 @@ extension Download {
         let origin = self.mirrors[self.mirrorIndex]
         var current = origin
         var headers = headers
+        if let credentials = self.options.credentials,
+            !headers.contains(where: { Self.fieldName(of: $0) == "authorization" })
+        {
+            headers.append("Authorization: Basic \(Data(credentials.utf8).base64EncodedString())")
+        }
+        var onOrigin = true
         var hops = 0
         while true {
             var request = TransferRequest(
@@ -29,11 +45,28 @@ extension Download {
                 method: method,
                 headers: headers,
                 connectTimeout: self.options.connectTimeout,
-                stallTimeout: self.options.stallTimeout,
-                caBundle: self.caBundle
+                stallTimeout: self.options.stallTimeout
             )
+            request.transport = self.transport
+            request.netrc = onOrigin
+            request.timeout = self.remainingTime.map { max(0.001, $0) }
             request.freshConnection = freshConnection && hops == 0
+            if self.options.events != nil {
+                self.report(
+                    .request(
+                        path: self.destination,
+                        method: method == .head ? "HEAD" : "GET",
+                        url: current.redacted,
+                        headers: headers.map(Redaction.headerLine)
+                    )
+                )
+            }
             let outcome = try self.easy.perform(request, delegate: delegate)
+            if self.options.events != nil, let head = delegate.head {
+                let shown = head.fields.filter { Self.decidingFields.contains($0.name) }
+                    .map { Redaction.headerLine("\($0.name): \($0.value)") }
+                self.report(.response(path: self.destination, status: head.status, headers: shown))
+            }
             guard let location = delegate.redirectLocation else { return outcome }
             func refuse(_ reason: String) -> TransferOutcome {
                 TransferOutcome(code: 0, message: reason, category: .protocolViolation)
@@ -48,13 +81,17 @@ extension Download {
             if current.scheme == "https", next.scheme == "http", !self.options.allowInsecureRedirect {
                 return refuse("redirect from https to http refused (--allow-insecure-redirect allows it)")
             }
-            if !next.isSameOrigin(as: origin) {
-                headers.removeAll { line in
-                    Self.credentialFields.contains(line.prefix { $0 != ":" }.trimmingWhitespace().lowercased())
-                }
+            if !next.isSameOrigin(as: origin) {  // and never again, even on the way back
+                onOrigin = false
+                headers.removeAll { Self.credentialFields.contains(Self.fieldName(of: $0)) }
             }
             current = next
             delegate.prepareForNextResponse()
         }
+    }
+
+    /// The lower-cased field name of a header line `Name: value`.
+    static func fieldName(of line: String) -> String {
+        line.prefix { $0 != ":" }.trimmingWhitespace().lowercased()
     }
 }

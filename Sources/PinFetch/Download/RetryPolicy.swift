@@ -22,7 +22,8 @@ struct RetryPolicy {
     /// Draws the jittered delay from a range of seconds.
     var jitter: (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
 
-    private var retriesUsed = 0
+    /// Retries taken so far (a move to a mirror not tried yet is not one).
+    private(set) var retriesUsed = 0
     private var backoffStep = 0
     private var tried = Set<Int>()
     private var dead = Set<Int>()

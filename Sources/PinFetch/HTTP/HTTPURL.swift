@@ -131,40 +131,9 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The origin as `scheme://host:port`, the port always written out.
     var origin: String { "\(self.scheme)://\(self.host):\(self.port)" }
 
-    /// ``text`` with its secrets replaced by `***`, for messages, logs, `--json` and the
-    /// checkpoint (DESIGN.md: secrets are never shown nor written to a sidecar): the password of
-    /// the user information (`http://user:***@host/path`) and the values of well-known signing
-    /// and token query parameters (``secretQueryNames``: `?X-Amz-Signature=***`). A user name
-    /// alone, and other query parameters, are shown as they are.
-    var redacted: String {
-        var text = self.text
-        if let slashes = text.range(of: "://") {
-            let rest = text[slashes.upperBound...]
-            let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex)]
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                text = String(text[..<colon]) + ":***" + text[at...]
-            }
-        }
-        guard let question = text.firstIndex(of: "?") else { return text }
-        let end = text[question...].firstIndex(of: "#") ?? text.endIndex
-        let parameters = text[text.index(after: question)..<end].split(separator: "&", omittingEmptySubsequences: false)
-            .map { parameter -> String in
-                guard let equals = parameter.firstIndex(of: "="),
-                    Self.secretQueryNames.contains(parameter[..<equals].lowercased())
-                else { return String(parameter) }
-                return parameter[...equals] + "***"
-            }
-        return String(text[...question]) + parameters.joined(separator: "&") + text[end...]
-    }
-
-    /// Query parameters whose values are credentials (lower case): AWS S3 and Google Cloud
-    /// Storage signed URLs, Azure SAS (`sig`), CloudFront (`Signature`, `Policy`,
-    /// `Key-Pair-Id`), and common token and key names.
-    static let secretQueryNames: Set<String> = [
-        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
-        "sig", "signature", "policy", "key-pair-id", "token", "access_token", "auth", "key", "api_key", "apikey",
-        "password", "secret",
-    ]
+    /// ``text`` with its secrets replaced by `***` (``Redaction/url(_:)``), for messages, logs,
+    /// `--json` and the checkpoint (DESIGN.md: secrets are never shown nor written to a sidecar).
+    var redacted: String { Redaction.url(self.text) }
 
     // MARK: - Parts
 

@@ -90,7 +90,7 @@
     /// `'value'` for a one-line error message: at most 100 Unicode scalars (then `…`), control,
     /// line-separator and bidirectional control characters as `\xNN` or `\u{NNNN}`, and a
     /// backslash as `\\`.
-    static func quoted(_ value: some StringProtocol) -> String {
+    public static func quoted(_ value: some StringProtocol) -> String {
         var out = "'"
         var count = 0
         for scalar in value.unicodeScalars {

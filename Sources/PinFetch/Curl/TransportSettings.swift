@@ -1,0 +1,79 @@
+internal import CCurl
+import Foundation
+
+/// What every request of a fetch shares on its way to a server: trust anchors, a client
+/// certificate, a proxy, a netrc file and a rate limit. Built once per batch from
+/// ``FetchOptions`` (reading the certificate files once), applied to each request by
+/// ``apply(to:netrc:)``.
+struct TransportSettings: Sendable {
+    /// PEM bundle bytes (`CURLOPT_CAINFO_BLOB`): the base bundle plus `--cacert`'s certificates.
+    var caBundle: [UInt8]?
+    /// A PEM bundle used in place of the system's (`CURLOPT_CAINFO`) when there is no ``caBundle``.
+    var caBundleFile: String?
+    /// A hashed certificate directory (`CURLOPT_CAPATH`).
+    var caDirectory: String?
+    var clientCertificateFile: String?
+    var clientKeyFile: String?
+    var proxy: String?
+    var noProxy: String?
+    var netrcFile: String?
+    /// Bytes per second (`CURLOPT_MAX_RECV_SPEED_LARGE`).
+    var maximumReceiveRate: Int64?
+
+    /// No trust anchors of our own, no proxy setting, nothing else: libcurl's defaults.
+    init() {}
+
+    /// - Throws: ``PinFetchError/Code/usage`` when a certificate file cannot be read or holds
+    ///   no PEM certificate.
+    init(_ options: FetchOptions) throws(PinFetchError) {
+        if let extra = options.caFile {
+            self.caBundle = try TrustAnchors.bundle(adding: extra, to: options.caBundleFile)
+        } else {
+            self.caBundleFile = options.caBundleFile
+        }
+        self.caDirectory = options.caDirectory
+        self.clientCertificateFile = options.clientCertificateFile
+        self.clientKeyFile = options.clientKeyFile
+        self.proxy = options.proxy
+        self.noProxy = options.noProxy
+        self.netrcFile = options.netrcFile
+        self.maximumReceiveRate = options.maximumReceiveRate
+    }
+
+    /// Sets these options on the easy handle `raw` (after `curl_easy_reset`); `netrc` says
+    /// whether this request may take credentials from the netrc file (it stays on its mirror's
+    /// origin). Returns the first failing `CURLcode`, or `CURLE_OK`.
+    func apply(to raw: UnsafeMutableRawPointer, netrc: Bool) -> CURLcode {
+        var result = CURLE_OK
+        func set(_ code: CURLcode) { if result == CURLE_OK { result = code } }
+        if let bundle = self.caBundle {
+            bundle.withUnsafeBytes { bytes in
+                // libcurl copies the blob (CURL_BLOB_COPY), so it need not outlive this call.
+                var blob = curl_blob(
+                    data: UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                    len: bytes.count,
+                    flags: UInt32(CURL_BLOB_COPY)
+                )
+                set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO_BLOB, &blob))
+            }
+        } else if let file = self.caBundleFile {
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO, file))
+        }
+        if let directory = self.caDirectory { set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAPATH, directory)) }
+        if let certificate = self.clientCertificateFile {
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLCERT, certificate))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLCERTTYPE, "PEM"))
+        }
+        if let key = self.clientKeyFile { set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLKEY, key)) }
+        if let proxy = self.proxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROXY, proxy)) }
+        if let hosts = self.noProxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_NOPROXY, hosts)) }
+        if netrc, let file = self.netrcFile {
+            set(ccurl_easy_setopt_long(raw, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_NETRC_FILE, file))
+        }
+        if let rate = self.maximumReceiveRate {
+            set(ccurl_easy_setopt_off_t(raw, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(rate)))
+        }
+        return result
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Secrets replaced by `***` wherever pinfetch shows or stores a URL or a header (issue 10,
+/// point 6; issue 11: `-v`, proxy URLs).
+@_spi(CLI) public enum Redaction {
+    /// `url` with the password of its user information (`http://user:***@host/path`) and the
+    /// values of well-known signing and token query parameters (``secretQueryNames``:
+    /// `?X-Amz-Signature=***`) replaced. A user name alone, and other query parameters, are
+    /// shown as they are. Works on any `scheme://` URL, proxy URLs included.
+    public static func url(_ url: String) -> String {
+        var text = url
+        if let slashes = text.range(of: "://") {
+            let rest = text[slashes.upperBound...]
+            let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex)]
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                text = String(text[..<colon]) + ":***" + text[at...]
+            }
+        }
+        guard let question = text.firstIndex(of: "?") else { return text }
+        let end = text[question...].firstIndex(of: "#") ?? text.endIndex
+        let parameters = text[text.index(after: question)..<end].split(separator: "&", omittingEmptySubsequences: false)
+            .map { parameter -> String in
+                guard let equals = parameter.firstIndex(of: "="),
+                    Self.secretQueryNames.contains(parameter[..<equals].lowercased())
+                else { return String(parameter) }
+                return parameter[...equals] + "***"
+            }
+        return String(text[...question]) + parameters.joined(separator: "&") + text[end...]
+    }
+
+    /// A header line `Name: value` with the value of `Authorization`, `Proxy-Authorization`,
+    /// `Cookie` and `Set-Cookie` replaced (`Authorization: ***`); other lines as they are.
+    public static func headerLine(_ line: String) -> String {
+        guard let colon = line.firstIndex(of: ":") else { return line }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        return Self.secretHeaderNames.contains(name) ? line[...colon] + " ***" : line
+    }
+
+    /// Header fields whose values are credentials (lower case).
+    static let secretHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    /// Query parameters whose values are credentials (lower case): AWS S3 and Google Cloud
+    /// Storage signed URLs, Azure SAS (`sig`), CloudFront (`Signature`, `Policy`,
+    /// `Key-Pair-Id`), and common token and key names.
+    static let secretQueryNames: Set<String> = [
+        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
+        "sig", "signature", "policy", "key-pair-id", "token", "access_token", "auth", "key", "api_key", "apikey",
+        "password", "secret",
+    ]
+}

@@ -1,0 +1,225 @@
+import Foundation
+@preconcurrency import Glibc
+@_spi(CLI) public import PinFetch
+
+/// The values options take: numbers of seconds and bytes, headers, credentials, names, and what
+/// the environment says (cache, trust anchors).
+extension Arguments {
+    /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in (DESIGN.md), so a CI
+    /// job or a mirroring script never finds its downloads duplicated without asking.
+    static var environmentCacheDirectory: String? {
+        guard let directory = ProcessInfo.processInfo.environment["PINFETCH_CACHE_DIR"], !directory.isEmpty
+        else { return nil }
+        return directory
+    }
+
+    /// A non-negative, finite number of seconds (fractions allowed).
+    static func seconds(
+        _ text: String,
+        for option: String,
+        positive: Bool = false
+    ) throws(PinFetchError) -> Double {
+        guard let value = Double(text), value.isFinite, positive ? value > 0 : value >= 0, value <= 86_400 * 7 else {
+            throw PinFetchError(
+                .usage,
+                "\(option) takes a number of seconds\(positive ? " above 0" : ""), not '\(text)'"
+            )
+        }
+        return value
+    }
+
+    /// A number of bytes, with an optional `K`, `M` or `G` (1024-based, either case), as curl's
+    /// `--max-filesize` takes it.
+    static func size(_ text: String, for option: String) throws(PinFetchError) -> Int64 {
+        let shifts: [Character: Int64] = ["k": 10, "m": 20, "g": 30]
+        var digits = Substring(text)
+        var shift: Int64 = 0
+        if let last = digits.last, let unit = shifts[Character(last.lowercased())] {
+            shift = unit
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number > 0,
+            number <= Int64.max >> shift
+        else {
+            throw PinFetchError(
+                .usage,
+                "\(option) takes a number of bytes above 0 (K, M or G may follow), not '\(text)'"
+            )
+        }
+        return number << shift
+    }
+
+    /// `Name: value`, where the name is an RFC 9110 token and nothing holds CR, LF or NUL.
+    static func header(_ line: String) throws(PinFetchError) -> String {
+        guard let colon = line.firstIndex(of: ":") else {
+            throw PinFetchError(.usage, "-H takes 'Name: value'")
+        }
+        guard !line.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            throw PinFetchError(.usage, "-H: a header may not contain CR, LF or NUL")
+        }
+        let name = line[..<colon]
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        guard !name.isEmpty, name.allSatisfy({ tokenCharacters.contains($0) }) else {
+            // The line is not repeated: -H values may hold credentials.
+            throw PinFetchError(.usage, "-H: the header name is not an RFC 9110 token")
+        }
+        return line
+    }
+
+    /// The lines of `-H @FILE`: one `Name: value` per line (CRLF or LF), blank lines skipped, so
+    /// a token stays out of the process list. At most 1 MiB.
+    /// - Throws: ``PinFetchError/Code/usage`` naming the file and line (never its text, which may
+    ///   hold a secret) when it cannot be read or a line is not a header.
+    static func headers(fromFile argument: String) throws(PinFetchError) -> [String] {
+        let path = String(argument.dropFirst())
+        guard let bytes = Self.contents(of: path, limit: 1 << 20) else {
+            throw PinFetchError(.usage, "-H @\(path): cannot read the file (at most 1 MiB)")
+        }
+        var headers: [String] = []
+        for (number, raw) in String(decoding: bytes, as: UTF8.self).split(
+            separator: "\n",
+            omittingEmptySubsequences: false
+        )
+        .enumerated() {
+            let line = raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
+            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            do throws(PinFetchError) {
+                headers.append(try Self.header(line))
+            } catch {
+                throw PinFetchError(.usage, "-H @\(path), line \(number + 1): \(error.message)")
+            }
+        }
+        return headers
+    }
+
+    /// The bytes of the small file at `path`, or `nil` when it cannot be read or is larger than `limit`.
+    static func contents(of path: String, limit: Int) -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: path), data.count <= limit else { return nil }
+        return [UInt8](data)
+    }
+
+    /// `USER:PASSWORD` for `--user`. pinfetch never prompts (it runs unattended), so a value
+    /// without a colon is bad input; an empty password (`USER:`) is allowed.
+    static func credentials(_ value: String) throws(PinFetchError) -> String {
+        guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
+            throw PinFetchError(.usage, "--user takes USER:PASSWORD (pinfetch never prompts for a password)")
+        }
+        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw PinFetchError(.usage, "--user: control characters are not allowed")
+        }
+        return value
+    }
+
+    /// `$HOME/.netrc` for `--netrc` (a missing file gives no credentials, as with curl).
+    static var homeNetrc: String {
+        (ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
+            + "/.netrc"
+    }
+
+    /// `path` when it names a readable regular file (following links).
+    /// - Throws: ``PinFetchError/Code/usage`` naming `option` otherwise.
+    static func readableFile(_ path: String, for option: String) throws(PinFetchError) -> String {
+        var info = stat()
+        guard !path.isEmpty, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 else {
+            throw PinFetchError(.usage, "\(option): cannot read \(path.isEmpty ? "''" : path)")
+        }
+        return path
+    }
+
+    /// `path` when it names a readable file holding at least one PEM certificate.
+    static func certificateFile(_ path: String, for option: String) throws(PinFetchError) -> String {
+        let file = try Self.readableFile(path, for: option)
+        guard let pem = Self.contents(of: file, limit: 64 << 20),
+            String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----")
+        else {
+            throw PinFetchError(.usage, "\(option): \(path) holds no PEM certificate")
+        }
+        return file
+    }
+
+    /// A `--proxy` URL: `http`, `https`, `socks4`, `socks4a`, `socks5` or `socks5h`, or a bare
+    /// `host:port` (HTTP, as curl takes it); the empty string turns proxies off, environment
+    /// included.
+    static func proxy(_ value: String) throws(PinFetchError) -> String {
+        guard !value.isEmpty else { return "" }
+        let shown = Redaction.url(value)
+        guard !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw PinFetchError(.usage, "--proxy: \(SafeFileName.quoted(shown)) holds a space or control character")
+        }
+        if let scheme = value.range(of: "://") {
+            let name = value[..<scheme.lowerBound].lowercased()
+            guard ["http", "https", "socks4", "socks4a", "socks5", "socks5h"].contains(name) else {
+                throw PinFetchError(
+                    .usage,
+                    "--proxy: scheme '\(name)' is not http, https, socks4, socks4a, socks5 or socks5h"
+                )
+            }
+            guard value[scheme.upperBound...].contains(where: { $0 != "/" }) else {
+                throw PinFetchError(.usage, "--proxy: \(SafeFileName.quoted(shown)) names no host")
+            }
+        }
+        return value
+    }
+
+    /// A `--noproxy` list: host names, domains, addresses and `*`, separated by commas (and
+    /// spaces), without control characters.
+    static func hostList(_ value: String, for option: String) throws(PinFetchError) -> String {
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw PinFetchError(.usage, "\(option): control characters are not allowed")
+        }
+        return value
+    }
+
+    /// Trust anchors from the environment, as curl takes them when neither `--cacert` nor a CA
+    /// directory is given on its command line: `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` and
+    /// `SSL_CERT_DIR`. `--cacert` adds to them (pinfetch's `--cacert` never replaces).
+    /// - Throws: ``PinFetchError/Code/usage`` naming the variable when its file or directory is
+    ///   not there.
+    mutating func trustAnchorsFromEnvironment() throws(PinFetchError) {
+        let environment = ProcessInfo.processInfo.environment
+        func value(_ name: String) -> (name: String, path: String)? {
+            environment[name].flatMap { $0.isEmpty ? nil : (name, $0) }
+        }
+        if let (name, path) = value("CURL_CA_BUNDLE") ?? value("SSL_CERT_FILE") {
+            self.options.caBundleFile = try Self.certificateFile(path, for: name)
+        }
+        if value("CURL_CA_BUNDLE") == nil, let (name, path) = value("SSL_CERT_DIR") {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw PinFetchError(.usage, "\(name): \(path) is not a directory")
+            }
+            self.options.caDirectory = path
+        }
+    }
+
+    /// The destination of the command line's URL: `-o`, else the last segment of the URL path,
+    /// percent-decoded, inside `-P`.
+    /// - Throws: ``PinFetchError/Code/usage`` when the URL names no usable file name.
+    public func destination() throws(PinFetchError) -> String {
+        if let output = self.output { return output }
+        let name = try Self.fileName(fromURL: self.urls.first ?? "")
+        return self.directory.map { ($0 as NSString).appendingPathComponent(name) } ?? name
+    }
+
+    /// The last segment of a URL's path, percent-decoded, when it is a usable file name.
+    /// - Throws: ``PinFetchError/Code/usage`` when it is empty, `.`, `..` or holds `/` or control characters.
+    public static func fileName(fromURL url: String) throws(PinFetchError) -> String {
+        var path = Substring(url)
+        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
+        if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
+        guard let slash = path.firstIndex(of: "/") else {
+            throw PinFetchError(.usage, "the URL names no file; give -o PATH")
+        }
+        let segment = path[slash...].split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        let name = String(segment).removingPercentEncoding ?? String(segment)
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\\"),
+            !name.unicodeScalars.contains(where: {
+                $0.properties.generalCategory == .control || SafeFileName.isBidirectionalControl($0)
+            }),
+            name.utf8.count <= SafeFileName.maximumSegmentBytes
+        else {
+            throw PinFetchError(.usage, "the URL names no usable file name; give -o PATH")
+        }
+        return name
+    }
+}
