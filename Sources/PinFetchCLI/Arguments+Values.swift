@@ -76,12 +76,9 @@ extension Arguments {
             throw PinFetchError(.usage, "-H @\(path): cannot read the file (at most 1 MiB)")
         }
         var headers: [String] = []
-        for (number, raw) in String(decoding: bytes, as: UTF8.self).split(
-            separator: "\n",
-            omittingEmptySubsequences: false
-        )
-        .enumerated() {
-            let line = raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
+        // Split on the byte LF: to `String`, CR LF is one Character and no "\n" would match.
+        for (number, raw) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            let line = String(decoding: raw.last == 0x0D ? raw.dropLast() : raw, as: UTF8.self)
             if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
             do throws(PinFetchError) {
                 headers.append(try Self.header(line))

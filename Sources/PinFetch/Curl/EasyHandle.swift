@@ -48,6 +48,10 @@ class TransferDelegate {
     private var stallTimeout: Duration?
     private var lastReceived: Int64 = -1
     private var lastChange = ContinuousClock.now
+    /// Bytes per second allowed, and the body bytes and start of this request, for the limit.
+    private var rateLimit: Int64?
+    private var limitedBytes: Int64 = 0
+    private var limitStart = ContinuousClock.now
 
     /// Called once with the final response head, before any body byte (or after the
     /// transfer when there is no body). Return `false` to abort the transfer.
@@ -66,8 +70,11 @@ class TransferDelegate {
         self.headDelivered = false
     }
 
-    /// Starts the stall clock of one request.
-    fileprivate func begin(stallTimeout seconds: Double?) {
+    /// Starts the stall clock and the rate limit of one request.
+    fileprivate func begin(stallTimeout seconds: Double?, rateLimit: Int64?) {
+        self.rateLimit = rateLimit
+        self.limitedBytes = 0
+        self.limitStart = ContinuousClock.now
         self.stallTimeout = seconds.map { .milliseconds(Int64(($0 * 1000).rounded())) }
         self.stalled = false
         self.lastReceived = -1
@@ -101,7 +108,27 @@ class TransferDelegate {
 
     fileprivate func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard self.deliverHeadIfNeeded() else { return false }
-        return self.receive(body: bytes)
+        guard self.receive(body: bytes) else { return false }
+        return self.keepToRateLimit(adding: bytes.count)
+    }
+
+    /// With a rate limit, waits (in slices of at most 100 ms, asking ``progress(received:)``
+    /// whether to go on) until the body bytes so far are no more than the limit allows since the
+    /// request began. While this callback waits, libcurl reads nothing, so TCP slows the sender.
+    private func keepToRateLimit(adding count: Int) -> Bool {
+        guard let rate = self.rateLimit, rate > 0 else { return true }
+        self.limitedBytes += Int64(count)
+        let due = self.limitStart + .nanoseconds(self.limitedBytes * 1_000_000_000 / rate)
+        while ContinuousClock.now < due {
+            guard self.progress(received: self.limitedBytes) else { return false }
+            let wait = min(due - ContinuousClock.now, .milliseconds(100))
+            if wait > .zero {
+                Thread.sleep(
+                    forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)
+                )
+            }
+        }
+        return true
     }
 
     /// Delivers the head once; `false` when the delegate refuses it or it is a redirect.
@@ -219,7 +246,7 @@ final class EasyHandle: @unchecked Sendable {
                 }
             )
             guard setup == CURLE_OK else { return setup }
-            delegate.begin(stallTimeout: request.stallTimeout)
+            delegate.begin(stallTimeout: request.stallTimeout, rateLimit: request.transport.maximumReceiveRate)
             return curl_easy_perform(raw)
         }
         // No body (HEAD, a 3xx or an empty answer): the head is still looked at.

@@ -1,0 +1,151 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+/// Credentials as CI jobs give them (issue 11, point 1): `--user`, a netrc file matched against
+/// the host each request goes to, `-H @FILE`; none of them ever follows a redirect to another
+/// origin, and none is ever printed.
+struct CredentialTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
+
+    /// `Basic base64(user:password)`.
+    static func basic(_ credentials: String) -> String { "Basic " + Data(credentials.utf8).base64EncodedString() }
+
+    /// Writes `text` to a new file in `directory`, mode 0600, and returns its path.
+    static func write(_ text: String, named name: String, in directory: String) throws -> String {
+        let path = "\(directory)/\(name)"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o600)
+        return path
+    }
+
+    @Test func `--user sends Basic credentials to the origin and never after a redirect leaves it`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { target in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { origin in
+                let elsewhere = "http://localhost:\(target.port)/file"
+                origin.handler = { _, _ in TestResponse(status: 302, headers: [("Location", elsewhere)], body: []) }
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(
+                        Self.quiet + ["--user", "alice:S3cret", "-o", "\(directory)/out", origin.url()]
+                    )
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(origin.requests.first?.header("Authorization") == Self.basic("alice:S3cret"))
+                    #expect(target.requests.count == 1)
+                    #expect(target.requests.allSatisfy { $0.header("Authorization") == nil })
+                    #expect(!run.standardOutput.contains("S3cret") && !run.standardError.contains("S3cret"))
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ["alice", ":pw", "al\u{7}ice:pw"])
+    func `--user without USER:PASSWORD is bad input: pinfetch never prompts`(value: String) async {
+        let run = await runCLI(["--user", value, "-o", "/nonexistent/x", "http://127.0.0.1:9/x"])
+        #expect(run.status == 2)
+        #expect(run.standardError.contains("--user"), "\(run.standardError)")
+        #expect(!run.standardError.contains("pw"))
+    }
+
+    @Test func `a netrc entry is matched against the host each mirror and hop goes to`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { second in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { first in
+                first.handler = { _, _ in TestResponse(status: 503, headers: [], body: []) }
+                try await withTemporaryDirectory { directory in
+                    let netrc = try Self.write(
+                        """
+                        machine 127.0.0.1 login first password one
+                        machine localhost
+                          login second
+                          password two
+
+                        """,
+                        named: "netrc",
+                        in: directory
+                    )
+                    let run = await runCLI(
+                        Self.quiet + [
+                            "--retries", "0", "--netrc-file", netrc, "-o", "\(directory)/out", first.url(),
+                            "http://localhost:\(second.port)/file",
+                        ]
+                    )
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(first.requests.first?.header("Authorization") == Self.basic("first:one"))
+                    #expect(second.requests.first?.header("Authorization") == Self.basic("second:two"))
+                    #expect(!run.standardError.contains("one") && !run.standardError.contains("two"))
+                }
+            }
+        }
+    }
+
+    @Test func `netrc credentials are not sent after a redirect to another origin, even on the same host`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { target in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { origin in
+                let elsewhere = target.url()  // 127.0.0.1 too, another port: another origin
+                origin.handler = { _, _ in TestResponse(status: 301, headers: [("Location", elsewhere)], body: []) }
+                try await withTemporaryDirectory { directory in
+                    let netrc = try Self.write("default login any password secret\n", named: "netrc", in: directory)
+                    let run = await runCLI(
+                        Self.quiet + ["--netrc-file", netrc, "-o", "\(directory)/out", origin.url()]
+                    )
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(origin.requests.first?.header("Authorization") == Self.basic("any:secret"))
+                    #expect(target.requests.count == 1)
+                    #expect(target.requests.allSatisfy { $0.header("Authorization") == nil })
+                }
+            }
+        }
+    }
+
+    @Test func `--netrc reads HOME's .netrc, and a missing --netrc-file is bad input`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let home = "\(directory)/home"
+                try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+                _ = try Self.write("machine 127.0.0.1 login ci password fromhome\n", named: ".netrc", in: home)
+                let child = try ChildProcess(
+                    try EndToEndTests.pinfetchExecutable(),
+                    EndToEndTests.quiet + ["--netrc", "-o", "\(directory)/out", server.url()],
+                    logs: "\(directory)/run",
+                    environment: ["HOME": home]
+                )
+                try await child.wait(timeout: .seconds(60))
+                #expect(child.termination == .exited(0), "\(child.transcript)")
+                #expect(server.requests.first?.header("Authorization") == Self.basic("ci:fromhome"))
+
+                let missing = await runCLI(["--netrc-file", "\(home)/nope", "-o", "\(directory)/x", server.url()])
+                #expect(missing.status == 2)
+                #expect(missing.standardError.contains("--netrc-file: cannot read"))
+                #expect(server.requests.count == 1)
+            }
+        }
+    }
+
+    @Test func `-H @FILE sends one header per line and never echoes a bad line`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let good = try Self.write(
+                    "Authorization: Bearer t0ken\r\n\nX-Job: 42\n",
+                    named: "headers",
+                    in: directory
+                )
+                let run = await runCLI(Self.quiet + ["-H", "@\(good)", "-o", "\(directory)/out", server.url()])
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(server.requests.first?.header("Authorization") == "Bearer t0ken")
+                #expect(server.requests.first?.header("X-Job") == "42")
+
+                let bad = try Self.write("X-Ok: 1\nBearer s3cret-token\n", named: "bad", in: directory)
+                let refused = await runCLI(Self.quiet + ["-H", "@\(bad)", "-o", "\(directory)/no", server.url()])
+                #expect(refused.status == 2)
+                #expect(refused.standardError.contains("-H @\(bad), line 2"), "\(refused.standardError)")
+                #expect(!refused.standardError.contains("s3cret"))
+                let missing = await runCLI(
+                    Self.quiet + ["-H", "@\(directory)/none", "-o", "\(directory)/no", server.url()]
+                )
+                #expect(missing.status == 2)
+                #expect(server.requests.count == 1)
+            }
+        }
+    }
+}
