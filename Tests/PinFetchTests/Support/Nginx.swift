@@ -27,6 +27,9 @@ final class Nginx {
     struct TLS: Sendable {
         var certificate: String
         var key: String
+        /// With a CA certificate (PEM), the server asks for a client certificate it issued and
+        /// refuses requests without one (mutual TLS).
+        var clientAuthority: String? = nil
     }
 
     private init(prefix: String, port: Int, tlsPort: Int?, child: ChildProcess) {
@@ -150,6 +153,11 @@ final class Nginx {
                     .replacingOccurrences(of: "@TLS_PORT@", with: "\(other)")
                     .replacingOccurrences(of: "@CERTIFICATE@", with: tls.certificate)
                     .replacingOccurrences(of: "@KEY@", with: tls.key)
+                    .replacingOccurrences(
+                        of: "@CLIENT_VERIFY@",
+                        with: tls.clientAuthority.map { "ssl_client_certificate \($0);\n        ssl_verify_client on;" }
+                            ?? ""
+                    )
             }
             let configuration =
                 template

@@ -38,13 +38,17 @@ extension ProcessTests {
     }
 
     /// Starts nginx with HTTPS on a certificate of a CA made for this test, serving fixture A as
-    /// `file`; `body` gets nginx, the CA and a work directory.
+    /// `file`; `body` gets nginx, the CA and a work directory. With `clientAuthentication`, nginx
+    /// asks for a client certificate of that CA and refuses requests without one.
     static func withHTTPSNginx(
+        clientAuthentication: Bool = false,
         _ body: (Nginx, TestCertificateAuthority, String) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { work in
             let authority = try await TestCertificateAuthority.make(in: EndToEndTests.makeDirectory(work + "/pki"))
-            try await withNginx(tls: authority.server) { nginx in
+            var tls = authority.server
+            if clientAuthentication { tls.clientAuthority = authority.certificate }
+            try await withNginx(tls: tls) { nginx in
                 try nginx.serve(Fixtures.a, as: "file")
                 try await body(nginx, authority, work)
             }

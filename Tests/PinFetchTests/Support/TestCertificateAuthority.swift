@@ -9,6 +9,8 @@ struct TestCertificateAuthority {
     var certificate: String
     /// The server certificate and key (PEM) for nginx.
     var server: Nginx.TLS
+    /// A client certificate and its key (PEM) the CA issued (`clientAuth`), for mutual TLS.
+    var client: (certificate: String, key: String)
 
     static let openssl = "/usr/bin/openssl"
 
@@ -17,7 +19,8 @@ struct TestCertificateAuthority {
     static func make(in directory: String) async throws -> TestCertificateAuthority {
         let authority = TestCertificateAuthority(
             certificate: directory + "/ca.pem",
-            server: Nginx.TLS(certificate: directory + "/server.pem", key: directory + "/server.key")
+            server: Nginx.TLS(certificate: directory + "/server.pem", key: directory + "/server.key"),
+            client: (directory + "/client.pem", directory + "/client.key")
         )
         let authorityKey = directory + "/ca.key"
         let request = directory + "/server.csr"
@@ -29,6 +32,13 @@ struct TestCertificateAuthority {
         subjectAltName = IP:127.0.0.1, DNS:localhost
 
         """.write(toFile: extensions, atomically: true, encoding: .utf8)
+        let clientExtensions = directory + "/client.ext"
+        try """
+        basicConstraints = critical, CA:FALSE
+        keyUsage = critical, digitalSignature
+        extendedKeyUsage = clientAuth
+
+        """.write(toFile: clientExtensions, atomically: true, encoding: .utf8)
         let newKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         let steps: [[String]] = [
             ["req", "-x509"] + newKey + ["-keyout", authorityKey, "-out", authority.certificate, "-days", "2"]
@@ -37,6 +47,12 @@ struct TestCertificateAuthority {
             ["req"] + newKey + ["-keyout", authority.server.key, "-out", request, "-subj", "/CN=127.0.0.1"],
             ["x509", "-req", "-in", request, "-CA", authority.certificate, "-CAkey", authorityKey]
                 + ["-set_serial", "2", "-days", "2", "-extfile", extensions, "-out", authority.server.certificate],
+            ["req"] + newKey + ["-keyout", authority.client.key, "-out", request, "-subj", "/CN=pinfetch test client"],
+            ["x509", "-req", "-in", request, "-CA", authority.certificate, "-CAkey", authorityKey]
+                + [
+                    "-set_serial", "3", "-days", "2", "-extfile", clientExtensions, "-out",
+                    authority.client.certificate,
+                ],
         ]
         for (index, arguments) in steps.enumerated() {
             let run = try await ChildProcess.run(Self.openssl, arguments, logs: directory + "/openssl-\(index)")

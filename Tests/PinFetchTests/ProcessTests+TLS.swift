@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// Trust anchors from the environment and client certificates (issue 11, point 2), against
+/// nginx over HTTPS with a CA made for the test.
+extension ProcessTests {
+    /// Runs pinfetch with `arguments` and the TLS variables of `environment` (the others empty,
+    /// whatever the test process has).
+    func pinfetchTLS(_ arguments: [String], environment: [String: String], logs: String) async throws -> CLIRun {
+        var variables = ["SSL_CERT_FILE": "", "SSL_CERT_DIR": "", "CURL_CA_BUNDLE": ""]
+        variables.merge(environment) { _, given in given }
+        let child = try self.startPinfetch(arguments, logs: logs, environment: variables)
+        try await child.wait(timeout: .seconds(60))
+        return child.result
+    }
+
+    @Test(arguments: ["SSL_CERT_FILE", "CURL_CA_BUNDLE", "SSL_CERT_DIR"])
+    func `the trust anchors can come from the environment, as with curl`(variable: String) async throws {
+        try await Self.withHTTPSNginx { nginx, authority, work in
+            var value = authority.certificate
+            if variable == "SSL_CERT_DIR" {  // a directory of certificates named by subject hash
+                value = try EndToEndTests.makeDirectory(work + "/certs")
+                try FileManager.default.copyItem(atPath: authority.certificate, toPath: value + "/test-ca.pem")
+                let rehash = try await ChildProcess.run(
+                    TestCertificateAuthority.openssl,
+                    ["rehash", value],
+                    logs: work + "/rehash"
+                )
+                #expect(rehash.termination == .exited(0), "\(rehash.transcript)")
+            }
+            let run = try await self.pinfetchTLS(
+                ["--sha256", Fixtures.sha256A, "-o", work + "/file", nginx.httpsURL("file")],
+                environment: [variable: value],
+                logs: work + "/run"
+            )
+            #expect(run.status == 0, EndToEndTests.explain(run, nginx))
+            #expect(contents(work + "/file") == Fixtures.a)
+        }
+    }
+
+    @Test func `--cacert adds to the bundle the environment names, and a missing bundle is bad input`() async throws {
+        try await Self.withHTTPSNginx { nginx, authority, work in
+            // The environment's bundle alone does not know the test CA; --cacert adds it.
+            let other = try await TestCertificateAuthority.make(in: EndToEndTests.makeDirectory(work + "/other"))
+            let environment = ["SSL_CERT_FILE": other.certificate]
+            let url = nginx.httpsURL("file")
+            let alone = try await self.pinfetchTLS(
+                ["-o", work + "/a", url],
+                environment: environment,
+                logs: work + "/a"
+            )
+            #expect(alone.status == 5, EndToEndTests.explain(alone, nginx))
+            let added = try await self.pinfetchTLS(
+                ["--cacert", authority.certificate, "-o", work + "/b", url],
+                environment: environment,
+                logs: work + "/b"
+            )
+            #expect(added.status == 0, EndToEndTests.explain(added, nginx))
+            let missing = try await self.pinfetchTLS(
+                ["-o", work + "/c", url],
+                environment: ["CURL_CA_BUNDLE": work + "/no-such.pem"],
+                logs: work + "/c"
+            )
+            #expect(missing.status == 2)
+            #expect(missing.standardError.contains("CURL_CA_BUNDLE: cannot read"), "\(missing.standardError)")
+        }
+    }
+
+    @Test func `a server that asks for a client certificate gets one with --cert and --key`() async throws {
+        try await Self.withHTTPSNginx(clientAuthentication: true) { nginx, authority, work in
+            let url = nginx.httpsURL("file")
+            let trust = ["--cacert", authority.certificate, "--sha256", Fixtures.sha256A]
+            let without = try await self.pinfetch(trust + ["-o", work + "/without", url], logs: work + "/without")
+            #expect(without.status == 8, EndToEndTests.explain(without, nginx))  // nginx: 400, no certificate sent
+            #expect(!FileManager.default.fileExists(atPath: work + "/without"))
+
+            let client = ["--cert", authority.client.certificate, "--key", authority.client.key]
+            let with = try await self.pinfetch(trust + client + ["-o", work + "/with", url], logs: work + "/with")
+            #expect(with.status == 0, EndToEndTests.explain(with, nginx))
+            #expect(contents(work + "/with") == Fixtures.a)
+
+            // One PEM file holding the certificate and its key, as curl takes it.
+            let combined = work + "/client-and-key.pem"
+            let pem =
+                try String(contentsOfFile: authority.client.certificate, encoding: .utf8)
+                + String(contentsOfFile: authority.client.key, encoding: .utf8)
+            try pem.write(toFile: combined, atomically: true, encoding: .utf8)
+            let one = try await self.pinfetch(
+                trust + ["--cert", combined, "-o", work + "/one", url],
+                logs: work + "/one"
+            )
+            #expect(one.status == 0, EndToEndTests.explain(one, nginx))
+        }
+    }
+
+    @Test func `client certificate options that cannot work are bad input before any request`() async throws {
+        try await Self.withHTTPSNginx(clientAuthentication: true) { nginx, authority, work in
+            let url = nginx.httpsURL("file")
+            for arguments in [
+                ["--cert", work + "/missing.pem"], ["--key", authority.client.key],
+                ["--cert", authority.client.certificate, "--key", work + "/missing.key"],
+            ] {
+                let run = try await self.pinfetch(arguments + ["-o", work + "/x", url], logs: work + "/bad")
+                #expect(run.status == 2, "\(arguments): \(run.standardError)")
+            }
+            #expect(nginx.requests.isEmpty)
+        }
+    }
+}
