@@ -13,6 +13,20 @@ extension Arguments {
         return directory
     }
 
+    /// ``environmentCacheDirectory``, which must be an absolute path: a relative one would make a
+    /// cache in every directory a job runs in.
+    /// - Throws: ``PinFetchError/Code/usage`` for a relative path.
+    static func checkedEnvironmentCacheDirectory() throws(PinFetchError) -> String? {
+        guard let directory = Self.environmentCacheDirectory else { return nil }
+        guard directory.hasPrefix("/") else {
+            throw PinFetchError(
+                .usage,
+                "PINFETCH_CACHE_DIR must be an absolute path, not \(SafeFileName.quoted(directory))"
+            )
+        }
+        return directory
+    }
+
     /// A non-negative, finite number of seconds (fractions allowed).
     static func seconds(
         _ text: String,

@@ -171,7 +171,10 @@ public struct Arguments: Sendable {
         if parsed.verbose, parsed.quiet { throw PinFetchError(.usage, "-v and -q: give one") }
         try parsed.trustAnchorsFromEnvironment()
         parsed.urls = urls
-        if !parsed.noCache { parsed.options.cacheDirectory = parsed.cacheDirectory ?? Self.environmentCacheDirectory }
+        if !parsed.noCache {
+            if parsed.cacheDirectory == nil { parsed.cacheDirectory = try Self.checkedEnvironmentCacheDirectory() }
+            parsed.options.cacheDirectory = parsed.cacheDirectory
+        }
         return parsed
     }
 }

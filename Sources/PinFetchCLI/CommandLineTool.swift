@@ -89,7 +89,7 @@ public enum CommandLineTool {
         do throws(PinFetchError) {
             parsed = try Arguments.parse(arguments)
         } catch {
-            output.standardError("pinfetch: \(error.message)\n")
+            output.standardError("pinfetch: \(Printable.text(error.message))\n")
             return error.code.exitStatus
         }
         if parsed.action != .fetch {
@@ -119,11 +119,11 @@ public enum CommandLineTool {
                 if !parsed.quiet { reporter.finish(result.path) }
                 let status = Self.exitStatus(of: result, signal: signals.received)
                 if let error = result.error {
-                    reporter.message("pinfetch: \(error.message)\n")
+                    reporter.message("pinfetch: \(Printable.text(error.message))\n")
                 } else if !parsed.quiet, !parsed.json {
                     let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
                     reporter.message(
-                        "pinfetch: \(result.path): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
+                        "pinfetch: \(Printable.text(result.path)): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
                     )
                 }
                 if parsed.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
@@ -140,7 +140,7 @@ public enum CommandLineTool {
         case .success(let finished):
             results = finished
         case .failure(let error):
-            output.standardError("pinfetch: \(error.message)\n")
+            output.standardError("pinfetch: \(Printable.text(error.message))\n")
             return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
         }
 

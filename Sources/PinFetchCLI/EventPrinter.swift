@@ -25,10 +25,10 @@ final class EventPrinter: Sendable {
             return
         case .warning(_, let message):
             guard self.warned.withLock({ $0.insert(message).inserted }) else { return }
-            self.reporter.message("pinfetch: warning: \(message)\n")
+            self.reporter.message("pinfetch: warning: \(Printable.text(message))\n")
         case .retrying(let retry):
             guard !self.quiet else { return }
-            self.reporter.message("pinfetch: \(retry.reason); \(Self.describeNext(retry))\n")
+            self.reporter.message("pinfetch: \(Printable.text("\(retry.reason); \(Self.describeNext(retry))"))\n")
         case .restarted(let path, let reason):
             self.detail(path, "* starting over from byte 0: \(reason)")
         case .decision(let path, let message):
@@ -59,7 +59,7 @@ final class EventPrinter: Sendable {
     /// With `-v`: `lines`, each as `pinfetch: NAME: LINE`, control characters escaped.
     private func detail(_ path: String, _ lines: [String]) {
         guard self.verbose else { return }
-        let name = GarbageCommand.printable((path as NSString).lastPathComponent)
-        self.reporter.message(lines.map { "pinfetch: \(name): \(GarbageCommand.printable($0))\n" }.joined())
+        let name = Printable.text((path as NSString).lastPathComponent)
+        self.reporter.message(lines.map { "pinfetch: \(name): \(Printable.text($0))\n" }.joined())
     }
 }

@@ -49,7 +49,7 @@ enum GarbageCommand {
             if let cache = request.cacheDirectory { try Self.collectCache(cache, request, output: output) }
             return 0
         } catch {
-            output.standardError("pinfetch: \(error.message)\n")
+            output.standardError("pinfetch: \(Printable.text(error.message))\n")
             return error.code.exitStatus
         }
     }
@@ -102,7 +102,7 @@ enum GarbageCommand {
             olderThan: request.age ?? 7 * 86_400
         )
         for partial in removed {
-            output.standardOutput("removed \(Self.printable(partial.path)) (\(ProgressReporter.size(partial.bytes)))\n")
+            output.standardOutput("removed \(Printable.text(partial.path)) (\(ProgressReporter.size(partial.bytes)))\n")
         }
         let freed = removed.reduce(Int64(0)) { $0 + $1.bytes }
         output.standardError(
@@ -122,24 +122,13 @@ enum GarbageCommand {
             olderThan: request.age
         )
         for entry in collection.evicted {
-            output.standardOutput("evicted \(Self.printable(entry.path)) (\(ProgressReporter.size(entry.bytes)))\n")
+            output.standardOutput("evicted \(Printable.text(entry.path)) (\(ProgressReporter.size(entry.bytes)))\n")
         }
         let freed = collection.evicted.reduce(Int64(0)) { $0 + $1.bytes }
         let count = collection.evicted.count
         output.standardError(
             "pinfetch gc: evicted \(count) cache entr\(count == 1 ? "y" : "ies"), freed \(ProgressReporter.size(freed)); "
                 + "\(collection.remainingEntries) left, \(ProgressReporter.size(collection.remainingBytes))\n"
-        )
-    }
-
-    /// `path` with control characters escaped (`\n` as `\u{A}`), so a file name cannot forge a line.
-    static func printable(_ path: String) -> String {
-        String(
-            path.unicodeScalars.map { scalar in
-                scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-                    ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
-            }
-            .joined()
         )
     }
 

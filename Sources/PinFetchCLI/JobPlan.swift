@@ -70,31 +70,44 @@ enum JobPlan {
             } catch {
                 throw PinFetchError(error.code, "\(input):\(entry.line): \(error.message)")
             }
-            if let earlier = lines[destination] {
+            let key = Self.canonical(destination)
+            if let earlier = lines[key] {
                 throw PinFetchError(.usage, "\(input):\(entry.line): \(destination) is written by line \(earlier) too")
             }
-            if let (line, role, of) = sidecars[destination] {
+            if let (line, role, of) = sidecars[key] {
                 throw PinFetchError(
                     .usage,
                     "\(input):\(entry.line): \(destination) is the \(role) of \(of) (line \(line)): choose another name"
                 )
             }
-            for (path, role) in SidecarPaths.beside(destination) {
+            for (sidecar, role) in SidecarPaths.beside(destination) {
+                let path = Self.canonical(sidecar)
                 if let earlier = lines[path] {
                     throw PinFetchError(
                         .usage,
-                        "\(input):\(earlier): \(path) is the \(role) of \(destination) (line \(entry.line)): choose another name"
+                        "\(input):\(earlier): \(sidecar) is the \(role) of \(destination) (line \(entry.line)): choose another name"
                     )
                 }
                 sidecars[path] = (entry.line, role, destination)
             }
-            lines[destination] = entry.line
+            lines[key] = entry.line
             var pin = entry.pin ?? arguments.pin
             if pin == nil, let sums { pin = try sums.pin(for: (name as NSString).lastPathComponent) }
             let naming = arguments.contentDisposition && entry.output == nil ? directory : nil
             jobs.append(FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming))
         }
         return jobs
+    }
+
+    /// One spelling per file for the checks of a batch: the directory part with its symbolic
+    /// links resolved as far as it exists (`link/f` and `real/f` are one file when `link` points
+    /// to `real`), then the name. The name itself is not resolved: a link there is replaced by
+    /// the verified file, never written through.
+    static func canonical(_ path: String) -> String {
+        let url = URL(filePath: path)
+        let name = url.lastPathComponent
+        let directory = url.deletingLastPathComponent().standardizedFileURL.resolvingSymlinksInPath()
+        return directory.path + "/" + name
     }
 
     /// The bytes of a small input file given as a path or an `http(s)` URL (at most 16 MiB).

@@ -72,16 +72,18 @@ struct CacheCollectorTests {
             try GarbageCommandTests.write([1], to: notes, age: 100 * Self.hour)
             let upper = "\(cache)/sha256/\(String(repeating: "A", count: 64))"
             try GarbageCommandTests.write([1], to: upper, age: 100 * Self.hour)
-            let abandoned = "\(cache)/sha256/.tmp-old"
+            let abandoned = "\(cache)/sha256/.tmp-\(UUID().uuidString)"
             try GarbageCommandTests.write([1], to: abandoned, age: 2 * Self.hour)
-            let storing = "\(cache)/sha256/.tmp-new"
+            let someoneElses = "\(cache)/sha256/.tmp-notes"  // not a name pinfetch gives its temporaries
+            try GarbageCommandTests.write([1], to: someoneElses, age: 2 * Self.hour)
+            let storing = "\(cache)/sha256/.tmp-\(UUID().uuidString)"
             try GarbageCommandTests.write([1], to: storing)
 
             let run = await runCLI(["gc", "--cache-dir", cache, "--max-size", "0"])
             #expect(run.status == 0, "\(run.standardError)")
             #expect(entries.map(FileSystem.exists) == [false, false, false])
             #expect(!FileSystem.exists(abandoned))
-            #expect([link, notes, upper, storing, outside].allSatisfy(FileSystem.exists))
+            #expect([link, notes, upper, storing, outside, someoneElses].allSatisfy(FileSystem.exists))
             #expect(contents(outside) == [1, 2, 3])
         }
     }

@@ -16,15 +16,25 @@ extension Download {
                 "\(sidecars.partial) was replaced while pinfetch wrote it: nothing was renamed onto \(self.destination)"
             )
         }
-        try FileSystem.renameDurably(sidecars.partial, to: self.destination)
+        try self.place(sidecars.partial)
         let verified = self.partial!
         self.partial = nil
-        try FileSystem.remove(sidecars.checkpoint)
+        try FileSystem.removeRegularFile(sidecars.checkpoint)
         // Only pinned bytes enter the cache, copied from the descriptor that was hashed.
         if let pin = self.pin, let cache = self.cache,
             let warning = cache.store(from: verified, algorithm: pin.algorithm, digest: pin.digest)
         {
             self.warn(warning)
+        }
+    }
+
+    /// Renames the verified file at `path` onto the destination; a name the server chose never
+    /// replaces a file (``FileSystem/renameWithoutReplacing(_:to:)``).
+    private func place(_ path: String) throws(PinFetchError) {
+        if self.serverNamed {
+            try FileSystem.renameWithoutReplacing(path, to: self.destination)
+        } else {
+            try FileSystem.renameDurably(path, to: self.destination)
         }
     }
 
@@ -36,9 +46,14 @@ extension Download {
     /// With a pin, a regular file already at the destination that matches it is the result: no
     /// request is made (`already-complete`), and a leftover partial is removed. Returns `nil`
     /// when there is no such file; a file that does not match is replaced atomically later.
+    /// Only a file the user owns counts, never a symbolic link (issue 10: a link, or a file
+    /// another user planted in a shared directory, could change after pinfetch said "verified");
+    /// such a destination is replaced by the verified file.
     func verifyExistingDestination() throws(PinFetchError) -> [UInt8]? {
-        guard let pin = self.pin, FileSystem.isRegularFile(self.destination) else { return nil }
-        let existing = try PartialFile(path: self.destination, readOnly: true, followingLinks: true)
+        guard let pin = self.pin, FileSystem.isRegularFile(self.destination, followingLinks: false) else { return nil }
+        guard let existing = try? PartialFile(path: self.destination, readOnly: true),
+            (try? existing.owner()) == geteuid()
+        else { return nil }
         let size = try existing.size()
         let running = RunningDigest(algorithm: pin.algorithm)
         try self.rehash(existing, upTo: size, into: running)
@@ -68,12 +83,16 @@ extension Download {
         case .hit(let file):
             entry = file
         }
+        if let limit = self.options.maximumFileSize, let size = try? entry.size(), size > limit {
+            return nil  // the download decides: the file may be that large (exit 7), or the entry wrong
+        }
         let placedPath = self.sidecars.cachePlacement
         let placed = try PartialFile(path: placedPath, fresh: true)
+        defer { try? FileSystem.remove(placedPath) }  // gone once renamed; else nothing stays behind
         do throws(PinFetchError) {
-            _ = try FileCopy.copy(from: entry, to: placed, clone: cache.clone)
+            _ = try FileCopy.copy(from: entry, to: placed, clone: cache.clone) { [control] in control.isCancelled }
         } catch {
-            try FileSystem.remove(placedPath)
+            if error.code == .cancelled { throw error }
             self.warn("cannot copy cache entry \(entry.path): \(error.message)")
             return nil
         }
@@ -92,7 +111,7 @@ extension Download {
         guard placed.isStill(at: placedPath) else {
             throw PinFetchError(.fileIO, "\(placedPath) was replaced while pinfetch hashed it: nothing was renamed")
         }
-        try FileSystem.renameDurably(placedPath, to: self.destination)
+        try self.place(placedPath)
         try self.discardPartial()  // superseded by the verified file
         self.state.offset = size
         self.alreadyComplete = true

@@ -130,13 +130,16 @@ final class Download {
 
     private func fetch() throws(PinFetchError) -> [UInt8] {
         if self.namingDirectory != nil { try self.nameByContentDisposition() }
-        if let refusal = DestinationType.refusal(self.destination) { throw PinFetchError(.usage, refusal) }
+        if let refusal = DestinationType.refusal(self.destination) {
+            // Bad input when the user named it; a name the server chose fails that file alone.
+            throw PinFetchError(self.namingDirectory == nil ? .usage : .fileIO, refusal)
+        }
         // A name decided now (by the server, or the URL's when the server gave none) is claimed
         // now: the later claimant of a path fails.
         if self.namingDirectory != nil, self.claims?.claim(self.destination) == false {
             throw PinFetchError(
                 .fileIO,
-                "\(self.destination): another file of this batch has this name (Content-Disposition)"
+                "\(self.destination): another file of this batch has this name, or keeps a sidecar under it (Content-Disposition)"
             )
         }
         try FileSystem.createDirectories(FileSystem.directory(of: self.destination))
@@ -145,10 +148,14 @@ final class Download {
             control.isCancelled
         }
         defer { lock.release() }
-        // A run killed while placing a cache entry (or, in versions before the checkpoint slots,
-        // writing a checkpoint) leaves a temporary; holding the lock, no one else is writing them.
-        try FileSystem.remove(sidecars.checkpointTemporary)
-        try FileSystem.remove(sidecars.cachePlacement)
+        // A run of a version before the checkpoint slots, killed while writing a checkpoint, left
+        // a temporary; holding the lock, no one else writes it. Only one that is pinfetch's goes
+        // (a placement left by a killed run goes when the cache is used again: it is made afresh).
+        if let head = FileSystem.readSmallFile(sidecars.checkpointTemporary, limit: CheckpointFile.maximumSize),
+            CheckpointSlots.looksLikeStateFile(head)
+        {
+            try FileSystem.remove(sidecars.checkpointTemporary)
+        }
         if FileSystem.exists(sidecars.checkpoint), !FileSystem.isRegularFile(sidecars.checkpoint, followingLinks: false)
         {
             throw PinFetchError(

@@ -165,7 +165,7 @@ extension Download {
 
     /// Empties the partial (keeping the file open) and forgets its representation.
     func resetPartial() throws(PinFetchError) {
-        try FileSystem.remove(self.sidecars.checkpoint)  // first: a checkpoint never outlives its bytes
+        try FileSystem.removeRegularFile(self.sidecars.checkpoint)  // first: a checkpoint never outlives its bytes
         if self.partial == nil { self.partial = try PartialFile(path: self.sidecars.partial, fresh: true) }
         try self.partial!.truncate(to: 0)
         self.digest.reset()
@@ -181,7 +181,7 @@ extension Download {
 
     /// Removes `.part` and its checkpoint.
     func discardPartial() throws(PinFetchError) {
-        try FileSystem.remove(self.sidecars.checkpoint)
+        try FileSystem.removeRegularFile(self.sidecars.checkpoint)
         try FileSystem.remove(self.sidecars.partial)
         self.partial = nil
         self.digest.reset()

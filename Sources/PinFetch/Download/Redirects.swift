@@ -76,7 +76,9 @@ extension Download {
                 return refuse("more than \(self.options.maximumRedirects) redirects")
             }
             guard let next = current.resolving(location: location) else {
-                return refuse("redirect to a malformed or non-HTTP Location '\(location.prefix(200))'")
+                return refuse(
+                    "redirect to a malformed or non-HTTP Location \(SafeFileName.quoted(Redaction.url(location)))"
+                )
             }
             if current.scheme == "https", next.scheme == "http", !self.options.allowInsecureRedirect {
                 return refuse("redirect from https to http refused (--allow-insecure-redirect allows it)")

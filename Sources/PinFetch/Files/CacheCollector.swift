@@ -69,8 +69,8 @@ import Foundation
                 let path = "\(folder)/\(name)"
                 guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
                 let used = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-                if name.hasPrefix(".tmp-") {
-                    if seconds - used >= Self.abandonedTemporaryAge {
+                if Self.isTemporaryName(name) {
+                    if seconds - used >= Self.abandonedTemporaryAge, info.st_uid == geteuid() {
                         try FileSystem.remove(path)
                         collection.evicted.append(.init(path: path, bytes: Int64(info.st_size)))
                     }
@@ -94,6 +94,11 @@ import Foundation
         collection.remainingEntries = kept
         collection.remainingBytes = total
         return collection
+    }
+
+    /// Whether `name` is what ``DigestCache`` names a temporary: `.tmp-` and a UUID.
+    static func isTemporaryName(_ name: String) -> Bool {
+        name.hasPrefix(".tmp-") && UUID(uuidString: String(name.dropFirst(5))) != nil
     }
 
     /// Whether `name` is a digest of `algorithm` in lower-case hex, as entries are named.

@@ -54,10 +54,17 @@ final class DestinationLock {
         }
     }
 
-    /// Removes the lock file and releases the lock. Idempotent.
+    /// Removes the lock file (only if the path still names it: something planted there meanwhile
+    /// is left alone) and releases the lock. Idempotent.
     func release() {
         guard self.descriptor >= 0 else { return }
-        unlink(self.path)
+        var held = stat()
+        var named = stat()
+        if fstat(self.descriptor, &held) == 0, lstat(self.path, &named) == 0, held.st_ino == named.st_ino,
+            held.st_dev == named.st_dev
+        {
+            unlink(self.path)
+        }
         close(self.descriptor)
         self.descriptor = -1
     }

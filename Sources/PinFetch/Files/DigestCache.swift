@@ -64,9 +64,19 @@ struct DigestCache: Sendable {
     }
 
     /// Why the cache cannot be trusted for `algorithm`, as one line, or `nil` when it can (or
-    /// does not exist yet). The root may be a symbolic link the user made; the algorithm's
-    /// folder may not.
+    /// does not exist yet). The root may be a symbolic link the user made (not one another user
+    /// made, say in `/tmp`), in a directory others cannot rename it in; the algorithm's folder
+    /// may not be a link.
     func distrust(_ algorithm: HashAlgorithm) -> String? {
+        var link = stat()
+        if lstat(self.directory, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK, link.st_uid != geteuid() {
+            return "cache \(self.directory) is a symbolic link owned by another user (uid \(link.st_uid)): not used"
+        }
+        var parent = stat()
+        let above = FileSystem.directory(of: self.directory)
+        if stat(above, &parent) == 0, (parent.st_mode & S_IWOTH) != 0, (parent.st_mode & S_ISVTX) == 0 {
+            return "cache \(self.directory) is in \(above), which other users can write: not used"
+        }
         for (path, followingLinks) in [(self.directory, true), (self.folder(for: algorithm), false)] {
             var info = stat()
             guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
@@ -114,10 +124,14 @@ struct DigestCache: Sendable {
         if entry.isStill(at: entry.path) { unlink(entry.path) }
     }
 
-    /// `mkdir` with mode 0755 (less under the umask), and with `parents` its missing parents;
-    /// an existing directory is fine.
+    /// `mkdir` with mode 0755 (less under the umask, never more: a umask of 0 must not make a
+    /// cache others can write), and with `parents` its missing parents alike; an existing
+    /// directory is fine.
     private static func createDirectory(_ path: String, parents: Bool) throws(PinFetchError) {
-        if parents, !FileSystem.exists(path) { try FileSystem.createDirectories(FileSystem.directory(of: path)) }
+        if parents, !FileSystem.exists(path) {
+            let parent = FileSystem.directory(of: path)
+            if parent != path, parent != ".", parent != "/" { try Self.createDirectory(parent, parents: true) }
+        }
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
             throw FileSystem.error("cannot create directory", path)
         }

@@ -33,19 +33,23 @@ enum FileCopy {
     /// A reflink is tried first through `clone`; any failure of it falls back to a copy.
     /// - Returns: How the bytes were copied.
     /// - Throws: ``PinFetchError/Code/fileIO`` when reading or writing fails.
+    /// - Throws: also ``PinFetchError/Code/cancelled`` once `isCancelled` says so (asked between
+    ///   pieces of at most 64 MiB).
     static func copy(
         from source: PartialFile,
         to destination: PartialFile,
-        clone: Clone = Self.ficlone
+        clone: Clone = Self.ficlone,
+        isCancelled: () -> Bool = { false }
     ) throws(PinFetchError) -> Method {
         let size = try source.size()
         if size > 0, clone(source.descriptor, destination.descriptor) == 0 { return .reflink }
-        var offset = try Self.copyInKernel(from: source, to: destination, size: size)
+        var offset = try Self.copyInKernel(from: source, to: destination, size: size, isCancelled: isCancelled)
         guard offset < size else { return .copy }
         // copy_file_range refused (another file system type, an old kernel): copy by hand.
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while offset < size {
+            if isCancelled() { throw PinFetchError(.cancelled, "cancelled while copying \(source.path)") }
             let count = try source.read(into: buffer, at: offset)
             if count == 0 { break }  // the source shrank: the copy is shorter, and its hash says so
             try destination.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: offset)
@@ -59,20 +63,16 @@ enum FileCopy {
     private static func copyInKernel(
         from source: PartialFile,
         to destination: PartialFile,
-        size: Int64
+        size: Int64,
+        isCancelled: () -> Bool
     ) throws(PinFetchError) -> Int64 {
         guard let copyFileRange = Self.copyFileRange else { return 0 }
         var input = off_t(0)
         var output = off_t(0)
         while Int64(input) < size {
-            let count = copyFileRange(
-                source.descriptor,
-                &input,
-                destination.descriptor,
-                &output,
-                Int(size - Int64(input)),
-                0
-            )
+            if isCancelled() { throw PinFetchError(.cancelled, "cancelled while copying \(source.path)") }
+            let piece = Int(min(size - Int64(input), 64 << 20))
+            let count = copyFileRange(source.descriptor, &input, destination.descriptor, &output, piece, 0)
             if count > 0 { continue }
             if count == 0 { break }
             switch errno {

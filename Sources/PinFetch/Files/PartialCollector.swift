@@ -101,7 +101,7 @@ import Foundation
         }
         let hadPartial = FileSystem.exists(sidecars.partial)
         try FileSystem.remove(sidecars.partial)
-        try FileSystem.remove(sidecars.checkpoint)
+        try FileSystem.removeRegularFile(sidecars.checkpoint)
         return RemovedPartial(path: hadPartial ? sidecars.partial : sidecars.checkpoint, bytes: bytes)
     }
 }

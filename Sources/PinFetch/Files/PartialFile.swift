@@ -178,11 +178,22 @@ enum FileSystem {
         guard unlink(path) == 0 || errno == ENOENT else { throw Self.error("cannot remove", path) }
     }
 
-    /// Reads a whole small file, at most `limit` bytes; `nil` when absent, unreadable or larger.
+    /// Removes `path` only when it is a regular file (not following a link): what someone
+    /// planted at a sidecar's name (a FIFO, a link) is left alone, as its error said.
+    static func removeRegularFile(_ path: String) throws(PinFetchError) {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        try Self.remove(path)
+    }
+
+    /// Reads a whole small regular file, at most `limit` bytes; `nil` when absent, unreadable,
+    /// larger, or not a regular file (never waiting on a FIFO swapped in after a check).
     static func readSmallFile(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         var bytes = [UInt8](repeating: 0, count: limit + 1)
         var total = 0
         while total <= limit {
@@ -236,6 +247,26 @@ enum FileSystem {
     /// `rename(from, to)` then `fsync` of the directory holding `to`, so the new name is durable.
     static func renameDurably(_ from: String, to: String) throws(PinFetchError) {
         guard rename(from, to) == 0 else { throw Self.error("cannot rename \(from) onto", to) }
+        try Self.synchronizeDirectory(of: to)
+    }
+
+    /// Moves `from` to `to` only if nothing is at `to` (a hard link, then the old name removed:
+    /// `link` fails where `rename` would replace), then `fsync`s the directory. For names a
+    /// server chose, which never replace a file, even one created while the download ran. On a
+    /// file system without hard links it falls back to `rename`.
+    /// - Throws: ``PinFetchError/Code/fileIO``; for an existing `to`, naming it.
+    static func renameWithoutReplacing(_ from: String, to: String) throws(PinFetchError) {
+        if link(from, to) != 0 {
+            let code = errno
+            guard code == EPERM || code == EOPNOTSUPP || code == EMLINK else {
+                if code == EEXIST {
+                    throw PinFetchError(.fileIO, "\(to) exists already: a name the server chose never replaces a file")
+                }
+                throw Self.error("cannot link \(from) to", to, errno: code)
+            }
+            return try Self.renameDurably(from, to: to)
+        }
+        try Self.remove(from)
         try Self.synchronizeDirectory(of: to)
     }
 

@@ -40,18 +40,22 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     ///   scheme other than `http`/`https`, no host, a host with a character no host name has, a
     ///   port outside 1...65535, or a result Foundation cannot parse ("malformed URL").
     init(_ text: String) throws(PinFetchError) {
+        // What messages show: secrets as `***`, control characters escaped, at most 200 characters.
+        let shown = String(
+            Redaction.url(String(text.unicodeScalars.prefix(4096))).unicodeScalars.map(Self.escaped).joined().prefix(
+                200
+            )
+        )
         guard text.utf8.count <= Self.maximumLength else {
-            let shown = text.unicodeScalars.prefix(100).map(Self.escaped).joined()
-            throw PinFetchError(.usage, "URL is longer than 8 KiB (\(text.utf8.count) bytes): '\(shown)…'")
+            throw PinFetchError(.usage, "URL is longer than 8 KiB (\(text.utf8.count) bytes): '\(shown.prefix(100))…'")
         }
         guard !text.unicodeScalars.contains(where: Self.isControl) else {
-            let shown = text.unicodeScalars.map(Self.escaped).joined()
-            throw PinFetchError(.usage, "URL has a control character: '\(shown.prefix(200))'")
+            throw PinFetchError(.usage, "URL has a control character: '\(shown)'")
         }
         if let first = text.first, let last = text.last, first.isWhitespace || last.isWhitespace {
-            throw PinFetchError(.usage, "URL begins or ends with white space: '\(text.prefix(200))'")
+            throw PinFetchError(.usage, "URL begins or ends with white space: '\(shown)'")
         }
-        let malformed = PinFetchError(.usage, "malformed URL '\(text.prefix(200))'")
+        let malformed = PinFetchError(.usage, "malformed URL '\(shown)'")
         let hash = text.firstIndex(of: "#")
         let target = text[..<(hash ?? text.endIndex)]
         guard let colon = Self.schemeEnd(target) else { throw malformed }
@@ -59,7 +63,7 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         guard scheme == "http" || scheme == "https" else {
             throw PinFetchError(.usage, "unsupported URL scheme '\(scheme)' (use http or https)")
         }
-        let noHost = PinFetchError(.usage, "URL has no host: '\(text.prefix(200))'")
+        let noHost = PinFetchError(.usage, "URL has no host: '\(shown)'")
         let hierarchy = target[target.index(after: colon)...]
         guard hierarchy.hasPrefix("//") else { throw noHost }
         let afterSlashes = hierarchy.dropFirst(2)

@@ -20,8 +20,12 @@ import Foundation
         let end = text[question...].firstIndex(of: "#") ?? text.endIndex
         let parameters = text[text.index(after: question)..<end].split(separator: "&", omittingEmptySubsequences: false)
             .map { parameter -> String in
+                // The name decoded first: `%74oken` is `token` to the server.
                 guard let equals = parameter.firstIndex(of: "="),
-                    Self.secretQueryNames.contains(parameter[..<equals].lowercased())
+                    Self.secretQueryNames.contains(
+                        (String(parameter[..<equals]).removingPercentEncoding ?? String(parameter[..<equals]))
+                            .lowercased()
+                    )
                 else { return String(parameter) }
                 return parameter[...equals] + "***"
             }
@@ -29,10 +33,15 @@ import Foundation
     }
 
     /// A header line `Name: value` with the value of `Authorization`, `Proxy-Authorization`,
-    /// `Cookie` and `Set-Cookie` replaced (`Authorization: ***`); other lines as they are.
+    /// `Cookie` and `Set-Cookie` replaced (`Authorization: ***`), a `Location` redacted as a URL
+    /// (``url(_:)``); other lines as they are.
     public static func headerLine(_ line: String) -> String {
         guard let colon = line.firstIndex(of: ":") else { return line }
         let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        if name == "location" || name == "content-location" {
+            return line[...colon] + " "
+                + Self.url(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
         return Self.secretHeaderNames.contains(name) ? line[...colon] + " ***" : line
     }
 

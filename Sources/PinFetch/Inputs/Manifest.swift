@@ -157,11 +157,13 @@
         let form = "the form is URL [URL ...] [checksum] [output]"
         let mirrorCount = tokens.prefix(while: { Self.isURL($0) }).count
         guard mirrorCount > 0 else {
-            throw fail("expected an http:// or https:// URL first, not \(SafeFileName.quoted(tokens[0]))")
+            throw fail(
+                "expected an http:// or https:// URL first, not \(SafeFileName.quoted(Redaction.url(tokens[0])))"
+            )
         }
         let rest = Array(tokens[mirrorCount...])
         if let url = rest.first(where: { Self.isURL($0) }) {
-            throw fail("URL \(SafeFileName.quoted(url)) after a checksum or output name; \(form)")
+            throw fail("URL \(SafeFileName.quoted(Redaction.url(url))) after a checksum or output name; \(form)")
         }
         var entry = Entry(mirrors: Array(tokens[..<mirrorCount]), line: line)
         switch rest.count {

@@ -221,10 +221,12 @@
         }
     }
 
-    /// Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069): a name
-    /// holding one is displayed other than it is (`exe.txt` shown for `txt.exe`).
+    /// Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and the
+    /// directional marks (U+200E, U+200F, U+061C): a name holding one is displayed other than
+    /// it is (`exe.txt` shown for `txt.exe`).
     public static func isBidirectionalControl(_ scalar: Unicode.Scalar) -> Bool {
         (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            || scalar.value == 0x200E || scalar.value == 0x200F || scalar.value == 0x061C
     }
 
     /// The safe base name of `name`, or `nil` (see ``fromContentDisposition(_:)``).

@@ -1,0 +1,263 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// What an outsider broke before issue 10 was closed, each kept as the input that broke it.
+struct OutsiderFindingsTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
+
+    @Test func `a symbolic link at the destination holding the pinned bytes is replaced, not kept`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let target = "\(directory)/elsewhere"
+                try Data(Fixtures.a).write(to: URL(filePath: target))
+                try FileManager.default.createSymbolicLink(atPath: "\(directory)/out", withDestinationPath: target)
+                let run = await runCLI(
+                    Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out", server.url()]
+                )
+                #expect(run.status == 0)
+                #expect(run.string("status") == "downloaded")
+                #expect(CacheTests.status("\(directory)/out").map { $0.st_mode & S_IFMT } == S_IFREG)
+                #expect(contents("\(directory)/out") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test(
+        .enabled(if: geteuid() == 0, "needs root to act as the user nobody"),
+        arguments: [".part", ".part.state", ".part.lock", ".part.cache"]
+    )
+    func `a server-chosen name that is another entry's sidecar fails that entry, and no file is lost`(
+        suffix: String
+    ) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(
+                server,
+                extra: [("Content-Disposition", "attachment; filename=\"a\(suffix)\"")]
+            )
+            try await withTemporaryDirectory { directory in
+                let manifest = [
+                    "\(server.url("/f1")) sha256:\(Fixtures.sha256(ManifestFetchTests.body(1)))",
+                    "\(server.url("/f2")) sha256:\(Fixtures.sha256(ManifestFetchTests.body(2))) a",
+                ]
+                let run = try await ServerNamedFileTests.runBatch(manifest, in: directory)
+                #expect(run.status == 3, "\(run.standardError)")
+                let lines = run.standardOutput.split(separator: "\n").compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                #expect(lines.map { $0["status"] as? String } == ["failed", "downloaded"])
+                #expect(listing("\(directory)/out") == ["a"])
+                #expect(contents("\(directory)/out/a") == ManifestFetchTests.body(2))
+            }
+        }
+    }
+
+    @Test func `files named like a placement or an old checkpoint temporary are not pinfetch's to remove`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                for name in ["x.part.cache", "x.part.state.tmp"] {
+                    try Data("mine".utf8).write(to: URL(filePath: "\(directory)/\(name)"))
+                }
+                let run = await runCLI(
+                    Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/x", server.url()]
+                )
+                #expect(run.status == 0)
+                #expect(listing(directory) == ["x", "x.part.cache", "x.part.state.tmp"])
+            }
+        }
+    }
+
+    @Test func `a server-chosen name never replaces a file created while the download ran`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 2_000_000)
+            server.handler = { request, _ in
+                guard request.method == "HEAD" else { return nil }
+                return TestResponse(
+                    status: 200,
+                    headers: [
+                        ("Content-Disposition", "attachment; filename=victim.txt"), ("Content-Length", "1048576"),
+                    ],
+                    body: []
+                )
+            }
+            try await withTemporaryDirectory { directory in
+                let run = Task {
+                    await runCLI(Self.quiet + ["--content-disposition", "-P", directory, server.url()])
+                }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !FileSystem.exists("\(directory)/victim.txt.part"), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                try Data("my notes".utf8).write(to: URL(filePath: "\(directory)/victim.txt"))
+                let result = await run.value
+                #expect(result.status == 3, "\(result.standardError)")
+                #expect(result.standardError.contains("exists already"))
+                #expect(contents("\(directory)/victim.txt") == Array("my notes".utf8))
+            }
+        }
+    }
+
+    @Test func `one output reached through a symbolic link to its directory is written twice: exit 2`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                try FileManager.default.createDirectory(atPath: "\(directory)/real", withIntermediateDirectories: true)
+                try FileManager.default.createSymbolicLink(atPath: "\(directory)/link", withDestinationPath: "real")
+                try "\(server.url("/f1")) link/f\n\(server.url("/f2")) real/f\n".write(
+                    toFile: "\(directory)/manifest",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let run = await runCLI(Self.quiet + ["-P", directory, "-i", "\(directory)/manifest"])
+                #expect(run.status == 2)
+                #expect(run.standardError.contains("is written by line 1 too"), "\(run.standardError)")
+                #expect(server.requests.isEmpty)
+            }
+        }
+    }
+
+    @Test func `a FIFO swapped in where gc reads a checkpoint is not waited on`() async throws {
+        try await withTemporaryDirectory { directory in
+            #expect(mkfifo("\(directory)/x.part.state", 0o644) == 0)
+            #expect(FileSystem.readSmallFile("\(directory)/x.part.state", limit: 1024) == nil)  // at once
+        }
+    }
+
+    @Test(arguments: [
+        "http://u:PASSWORD@127.0.0.1:9/a\u{1}.bin?token=TOKEN",
+        "http://u:PASSWORD@127.0.0.1:9/\(String(repeating: "a", count: 9000))?token=TOKEN",
+        "http://u:PASSWORD@[::1/a.bin?token=TOKEN",
+        "http://u:PASSWORD@/a.bin?token=TOKEN",
+    ])
+    func `a URL refused as bad input is shown without its secrets`(url: String) async {
+        let run = await runCLI(Self.quiet + ["-o", "/nonexistent/y", url])
+        #expect(run.status == 2)
+        #expect(!run.standardError.contains("PASSWORD") && !run.standardError.contains("TOKEN"), "\(run.standardError)")
+    }
+
+    @Test func `a manifest line and a redirect Location are shown without their secrets`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.handler = { _, _ in
+                TestResponse(
+                    status: 302,
+                    headers: [("Location", "ftp://u:LOCPASS@127.0.0.1/x?%74oken=LOCTOKEN")],
+                    body: []
+                )
+            }
+            try await withTemporaryDirectory { directory in
+                let redirected = await runCLI(Self.quiet + ["-o", "\(directory)/r", server.url()])
+                #expect(redirected.status == 7)
+                #expect(!redirected.standardError.contains("LOCPASS") && !redirected.standardError.contains("LOCTOKEN"))
+                #expect(
+                    !redirected.standardOutput.contains("LOCPASS") && !redirected.standardOutput.contains("LOCTOKEN")
+                )
+
+                try "ftp://u:PASSWORD@127.0.0.1/a.bin?token=TOKEN out\n".write(
+                    toFile: "\(directory)/m",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let listed = await runCLI(Self.quiet + ["-i", "\(directory)/m"])
+                #expect(listed.status == 2)
+                #expect(!listed.standardError.contains("PASSWORD") && !listed.standardError.contains("TOKEN"))
+            }
+        }
+    }
+
+    @Test func `messages escape what they echo: a name with ESC, CR and U+202E stays on its line`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let name = "\(directory)/\u{1B}[2J\rOK\u{202E}"
+                let run = await runCLI(["--retries", "0", "--sha256", Fixtures.sha256B, "-o", name, server.url()])
+                #expect(run.status == 9)
+                #expect(!run.standardError.contains("\u{1B}") && !run.standardError.contains("\r"))
+                #expect(!run.standardError.unicodeScalars.contains("\u{202E}"))
+                #expect(run.standardError.contains("\\u{1B}[2J\\u{D}OK\\u{202E}"), "\(run.standardError)")
+            }
+        }
+    }
+
+    @Test func `a server-chosen name that is a directory fails that file with exit 3 and a JSON line`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server, extra: [("Content-Disposition", "attachment; filename=sub")])
+            try await withTemporaryDirectory { directory in
+                try FileManager.default.createDirectory(
+                    atPath: "\(directory)/out/sub",
+                    withIntermediateDirectories: true
+                )
+                let run = try await ServerNamedFileTests.runBatch(
+                    [server.url("/f1"), server.url("/f2") + " f2"],
+                    in: directory
+                )
+                #expect(run.status == 3)
+                #expect(run.standardOutput.split(separator: "\n").count == 2)
+            }
+        }
+    }
+
+    @Test func `--max-filesize holds for a cache entry too`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let pinned = Self.quiet + ["--cache-dir", "\(directory)/c", "--sha256", Fixtures.sha256A]
+                #expect(await runCLI(pinned + ["-o", "\(directory)/x", server.url()]).status == 0)
+                let bounded = await runCLI(pinned + ["--max-filesize", "1000", "-o", "\(directory)/y", server.url()])
+                #expect(bounded.status == 7)
+                #expect(!FileSystem.exists("\(directory)/y"))
+            }
+        }
+    }
+
+    @Test func `a FIFO planted at the checkpoint during the download fails it, and is left alone`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 1_000_000)
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/x"
+                var options = FetchOptions()
+                options.retries = 0
+                options.lightCheckpointPeriod = 0.05
+                let fetch = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !FileSystem.exists(output + ".part"), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                unlink(output + ".part.state")
+                #expect(mkfifo(output + ".part.state", 0o644) == 0)
+                let result = await fetch.value
+                // Planted before the first checkpoint, the FIFO fails the download (exit 3); after
+                // it, checkpoints go on to the open, unlinked file and the download ends well.
+                if let error = result.error {
+                    #expect(error.code == .fileIO, "\(error)")
+                    #expect(!FileSystem.exists(output))
+                } else {
+                    #expect(contents(output) == Fixtures.a)
+                }
+                var info = stat()
+                #expect(lstat(output + ".part.state", &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+            }
+        }
+    }
+
+    @Test func `a relative PINFETCH_CACHE_DIR is bad input, and a directional mark is no name`() async throws {
+        try await withTemporaryDirectory { directory in
+            let child = try ChildProcess(
+                try EndToEndTests.pinfetchExecutable(),
+                ["-q", "-o", "\(directory)/x", "http://127.0.0.1:9/x"],
+                logs: "\(directory)/run",
+                environment: ["PINFETCH_CACHE_DIR": "relative"]
+            )
+            try await child.wait(timeout: .seconds(30))
+            #expect(child.termination == .exited(2), "\(child.transcript)")
+            #expect(child.standardError.contains("PINFETCH_CACHE_DIR must be an absolute path"))
+            #expect(throws: PinFetchError.self) { try SafeFileName.resolve("a\u{200F}b", in: "d") }
+            #expect(SafeFileName.fromContentDisposition("attachment; filename=\"a\u{200E}b\"") == "ab")
+        }
+    }
+}
