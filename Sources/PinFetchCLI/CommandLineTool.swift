@@ -66,10 +66,22 @@ public enum CommandLineTool {
               --max-filesize BYTES   refuse a file larger than this (K, M, G: KiB, MiB, GiB); exit 7
           -H, --header 'Name: value' extra request header (repeatable; Authorization, Cookie and
                                      Proxy-Authorization are dropped when a redirect leaves the origin)
-              --cacert FILE          also trust the PEM certificates in FILE for HTTPS
+          -H @FILE                   one header per line of FILE
+          -u, --user USER:PASSWORD   Basic credentials for each mirror's origin (never prompts)
+              --netrc                credentials from $HOME/.netrc for the host contacted
+              --netrc-file FILE      credentials from FILE for the host contacted
+              --cacert FILE          also trust the PEM certificates in FILE for HTTPS (besides
+                                     CURL_CA_BUNDLE / SSL_CERT_FILE / SSL_CERT_DIR or the system's)
+              --cert FILE            client certificate (PEM, may hold the key)
+              --key FILE             its private key (PEM)
+              --proxy URL            proxy for every request ('' for none; default: *_proxy variables)
+              --noproxy LIST         hosts reached without the proxy (comma-separated, * for all)
+              --max-time S           seconds for each file's whole fetch, retries included (exit 4)
+              --limit-rate RATE      bytes per second for each transfer (K, M, G)
               --allow-insecure-redirect  follow a redirect from https to http
               --json                 one JSON object per file on stdout
-          -q, --quiet                no progress; errors still go to stderr
+          -q, --quiet                no progress, no retry lines; errors and warnings still go to stderr
+          -v, --verbose              each request, the answers' deciding fields and each decision
           -h, --help                 this text
           -V, --version              the version
 
