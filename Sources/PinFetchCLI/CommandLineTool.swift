@@ -10,18 +10,25 @@ import Synchronization
 public enum CommandLineTool {
     /// Where the command writes: standard output and standard error, and whether stderr is a terminal.
     public struct Output: Sendable {
+        /// Writes all of the bytes, returning 0, or the `errno` that stopped it (`EPIPE`).
+        public typealias BinaryWriter = @Sendable (UnsafeRawBufferPointer) -> Int32
+
         public var standardOutput: @Sendable (String) -> Void
         public var standardError: @Sendable (String) -> Void
         public var errorIsTerminal: Bool
+        /// The verified bytes of `-o -`.
+        public var standardOutputBytes: BinaryWriter
 
         public init(
             standardOutput: @escaping @Sendable (String) -> Void,
             standardError: @escaping @Sendable (String) -> Void,
-            errorIsTerminal: Bool
+            errorIsTerminal: Bool,
+            standardOutputBytes: @escaping BinaryWriter = Output.writeAll(to: 1)
         ) {
             self.standardOutput = standardOutput
             self.standardError = standardError
             self.errorIsTerminal = errorIsTerminal
+            self.standardOutputBytes = standardOutputBytes
         }
 
         /// The process's own stdout and stderr.
@@ -31,6 +38,23 @@ public enum CommandLineTool {
                 standardError: { text in FileHandle.standardError.write(Data(text.utf8)) },
                 errorIsTerminal: isatty(2) == 1
             )
+        }
+
+        /// `write(2)` to `descriptor` until all bytes are out (`SIGPIPE` must be ignored, as
+        /// `main` does, for `EPIPE` to come back instead).
+        public static func writeAll(to descriptor: Int32) -> BinaryWriter {
+            { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        return errno
+                    }
+                    offset += count
+                }
+                return 0
+            }
         }
     }
 
@@ -97,7 +121,7 @@ public enum CommandLineTool {
     /// With many files the status is the most serious of theirs (``severity(of:)``).
     public static func run(_ arguments: [String], output: Output = .process) async -> Int32 {
         if arguments.first == "gc" { return GarbageCommand.run(Array(arguments.dropFirst()), output: output) }
-        let parsed: Arguments
+        var parsed: Arguments
         do throws(PinFetchError) {
             parsed = try Arguments.parse(arguments)
         } catch {
@@ -111,6 +135,18 @@ public enum CommandLineTool {
             )
             return 0
         }
+        // -o -: downloaded into a private directory, copied to stdout once verified.
+        let delivery: StandardOutputDelivery?
+        do throws(PinFetchError) {
+            delivery = parsed.output == "-" ? try StandardOutputDelivery(for: parsed.urls.first ?? "") : nil
+        } catch {
+            output.standardError("pinfetch: \(Printable.text(error.message))\n")
+            return error.code.exitStatus
+        }
+        if let delivery { parsed.output = delivery.path }
+        defer { delivery?.remove() }
+        let parsedArguments = parsed
+        let shown = Mutex<[Int: FetchResult]>([:])  // results as the user sees them (-o -)
         // Signals cancel the planning too: a remote checksum file or manifest being fetched into a
         // temporary directory is stopped, and the directory removed, like any download.
         let signals = SignalCancellation()
@@ -118,28 +154,37 @@ public enum CommandLineTool {
         let task = Task { () async -> Result<[FetchResult], PinFetchError> in
             let jobs: [FetchJob]
             do throws(PinFetchError) {
-                jobs = try await JobPlan.jobs(for: parsed)
+                jobs = try await JobPlan.jobs(for: parsedArguments)
             } catch {
                 return .failure(error)
             }
-            var options = parsed.options
-            if !parsed.quiet { options.progress = { reporter.report($0) } }
-            let printer = EventPrinter(reporter: reporter, quiet: parsed.quiet, verbose: parsed.verbose)
+            var options = parsedArguments.options
+            if !parsedArguments.quiet { options.progress = { reporter.report($0) } }
+            let printer = EventPrinter(
+                reporter: reporter,
+                quiet: parsedArguments.quiet,
+                verbose: parsedArguments.verbose
+            )
             options.events = { printer.print($0) }
             let fetcher = Fetcher(options: options)
-            let results = await fetcher.run(jobs, parallelism: parsed.jobs, failFast: parsed.failFast) { _, result in
-                if !parsed.quiet { reporter.finish(result.path) }
+            let results = await fetcher.run(jobs, parallelism: parsedArguments.jobs, failFast: parsedArguments.failFast)
+            { index, fetched in
+                if !parsedArguments.quiet { reporter.finish(fetched.path) }
+                let result = delivery?.deliver(fetched, to: output.standardOutputBytes) ?? fetched
+                shown.withLock { $0[index] = result }
                 let status = Self.exitStatus(of: result, signal: signals.received)
                 if let error = result.error {
                     reporter.message("pinfetch: \(Printable.text(error.message))\n")
-                } else if !parsed.quiet, !parsed.json {
+                } else if !parsedArguments.quiet, !parsedArguments.json {
                     let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
                     reporter.message(
                         "pinfetch: \(Printable.text(result.path)): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
                     )
                 }
-                if parsed.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
-                    output.standardOutput(JSONReport(result: result, exitStatus: status).line() + "\n")
+                if parsedArguments.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
+                    let line = JSONReport(result: result, exitStatus: status).line() + "\n"
+                    // With -o -, standard output carries the file: the JSON goes to stderr.
+                    if delivery == nil { output.standardOutput(line) } else { output.standardError(line) }
                 }
             }
             return .success(results)
@@ -150,7 +195,7 @@ public enum CommandLineTool {
         let results: [FetchResult]
         switch outcome {
         case .success(let finished):
-            results = finished
+            results = finished.enumerated().map { index, result in shown.withLock { $0[index] } ?? result }
         case .failure(let error):
             output.standardError("pinfetch: \(Printable.text(error.message))\n")
             return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus

@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 
 /// Turns the command line into the files to fetch: one file from the URLs given (mirrors of
@@ -115,10 +116,26 @@ enum JobPlan {
     static func load(_ source: String, _ arguments: Arguments) async throws(PinFetchError) -> [UInt8] {
         let lower = source.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
-            guard let data = FileManager.default.contents(atPath: source), data.count <= 16 << 20 else {
-                throw PinFetchError(.usage, "cannot read \(source)")
+            // `-` is standard input; a path may be a pipe too (`/dev/stdin`, `<(…)`): read to its end.
+            let fd = source == "-" ? dup(0) : open(source, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                throw PinFetchError(.usage, "cannot read \(source): \(String(cString: strerror(errno)))")
             }
-            return [UInt8](data)
+            defer { close(fd) }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count >= 0 else {
+                    throw PinFetchError(.usage, "cannot read \(source): \(String(cString: strerror(errno)))")
+                }
+                if count == 0 { return bytes }
+                bytes += chunk[..<count]
+                guard bytes.count <= 16 << 20 else {
+                    throw PinFetchError(.usage, "\(source) is larger than 16 MiB: not a checksum file or manifest")
+                }
+            }
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pinfetch-\(UUID().uuidString)")
         do {

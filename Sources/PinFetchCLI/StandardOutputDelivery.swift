@@ -1,0 +1,74 @@
+import Foundation
+@preconcurrency import Glibc
+@_spi(CLI) import PinFetch
+
+/// `-o -` (issue 11, point 6): the body goes to a partial in a private temporary directory, and
+/// only once the pin matched are the verified bytes copied to standard output, so a pipe never
+/// sees an unverified byte. A mismatch writes nothing. A reader that closes the pipe early
+/// (`| head -c 10`) ends the run with exit 3. The directory is removed in every case: a
+/// download to standard output cannot be resumed by a later run.
+struct StandardOutputDelivery {
+    /// The private directory (mode 0700) the file is downloaded into.
+    let directory: String
+    /// Where the verified file lands before it is copied out.
+    let path: String
+
+    /// Makes the directory under `$TMPDIR` (or `/tmp`), naming the file after `url`.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when it cannot be created.
+    init(for url: String) throws(PinFetchError) {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/pinfetch-stdout-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw PinFetchError(
+                .fileIO,
+                "cannot create a temporary directory in \(base): \(String(cString: strerror(errno)))"
+            )
+        }
+        self.directory = String(cString: made)
+        let name = (try? Arguments.fileName(fromURL: url)) ?? "download"
+        self.path = "\(self.directory)/\(name)"
+    }
+
+    /// Copies the verified file to `write` (standard output), then returns `result` as the user
+    /// sees it: path `-`, or failed with exit 3 when standard output would not take the bytes.
+    func deliver(_ result: FetchResult, to write: CommandLineTool.Output.BinaryWriter) -> FetchResult {
+        var shown = result
+        shown.path = "-"
+        shown.partial = nil
+        guard result.error == nil else { return shown }
+        let fd = open(self.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            shown.error = PinFetchError(.fileIO, "cannot read \(self.path): \(String(cString: strerror(errno)))")
+            return shown
+        }
+        defer { close(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var written: Int64 = 0
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                if count < 0 {
+                    shown.error = PinFetchError(
+                        .fileIO,
+                        "cannot read \(self.path): \(String(cString: strerror(errno)))"
+                    )
+                }
+                return shown
+            }
+            let code = write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            guard code == 0 else {
+                let why = code == EPIPE ? "the reader closed the pipe" : String(cString: strerror(code))
+                shown.error = PinFetchError(.fileIO, "standard output took \(written) of \(result.bytes) bytes: \(why)")
+                return shown
+            }
+            written += Int64(count)
+        }
+    }
+
+    /// Removes the directory and what is in it.
+    func remove() {
+        try? FileManager.default.removeItem(atPath: self.directory)
+    }
+}
