@@ -158,6 +158,7 @@ public enum CommandLineTool {
             } catch {
                 return .failure(error)
             }
+            reporter.expect(files: jobs.count)
             var options = parsedArguments.options
             if !parsedArguments.quiet { options.progress = { reporter.report($0) } }
             let printer = EventPrinter(
@@ -175,6 +176,9 @@ public enum CommandLineTool {
                 let status = Self.exitStatus(of: result, signal: signals.received)
                 if let error = result.error {
                     reporter.message("pinfetch: \(Printable.text(error.message))\n")
+                    if ProcessInfo.processInfo.environment["GITHUB_ACTIONS"] == "true" {
+                        output.standardError(GitHubAnnotation.error(path: result.path, message: error.message) + "\n")
+                    }
                 } else if !parsedArguments.quiet, !parsedArguments.json {
                     let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
                     reporter.message(
@@ -201,6 +205,9 @@ public enum CommandLineTool {
             return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
         }
 
+        if results.isEmpty, !parsed.quiet {
+            output.standardError("pinfetch: this shard has no entry: nothing to do\n")
+        }
         let statuses = results.map { Self.exitStatus(of: $0, signal: signals.received) }
         if results.count > 1 {
             let failed = statuses.filter { $0 != 0 }.count

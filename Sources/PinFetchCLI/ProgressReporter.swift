@@ -17,16 +17,24 @@ final class ProgressReporter: Sendable {
         var linesDrawn = 0
         var lastDraw = Date.distantPast
         var lastLine = Date()  // the first line after a few seconds, not at once
+        /// Files in the run, and how many have finished.
+        var files = 1
+        var finished = 0
     }
 
     private let write: @Sendable (String) -> Void
     private let isTerminal: Bool
+    private let lineInterval: Double
     private let state = Mutex(State())
 
-    /// - Parameter isTerminal: `true` to draw bars with ANSI cursor moves; `false` for sparse lines.
-    init(isTerminal: Bool, write: @escaping @Sendable (String) -> Void) {
+    /// - Parameters:
+    ///   - isTerminal: `true` to draw bars with ANSI cursor moves; `false` for sparse lines.
+    ///   - lineInterval: Seconds between two sets of lines off a terminal (a CI log).
+    init(isTerminal: Bool, lineInterval: Double = 5, write: @escaping @Sendable (String) -> Void) {
         self.isTerminal = isTerminal
+        self.lineInterval = lineInterval
         self.write = write
+        if lineInterval <= 0 { self.state.withLock { $0.lastLine = .distantPast } }
     }
 
     func report(_ progress: FetchProgress) {
@@ -42,17 +50,27 @@ final class ProgressReporter: Sendable {
                 state.lastDraw = now
                 return self.redraw(&state, now: now)
             }
-            guard now.timeIntervalSince(state.lastLine) >= 5 else { return nil }
+            guard now.timeIntervalSince(state.lastLine) >= self.lineInterval else { return nil }
             state.lastLine = now
-            return state.order.compactMap { state.downloads[$0] }.map { Self.line(for: $0, now: now) + "\n" }
-                .joined()
+            let lines = state.order.compactMap { state.downloads[$0] }.map { Self.line(for: $0, now: now) + "\n" }
+            // A CI log of a batch also gets where the batch stands.
+            let total =
+                state.files > 1
+                ? "\(state.finished) of \(state.files) files done, \(state.order.count) running\n" : ""
+            return lines.joined() + total
         }
         if let text { self.write(text) }
+    }
+
+    /// The number of files in the run, for the totals of a batch.
+    func expect(files: Int) {
+        self.state.withLock { $0.files = files }
     }
 
     /// Removes `path`'s bar (its result line follows).
     func finish(_ path: String) {
         let text: String? = self.state.withLock { state in
+            state.finished += 1
             guard state.downloads.removeValue(forKey: path) != nil else { return nil }
             state.order.removeAll { $0 == path }
             return self.isTerminal ? self.redraw(&state, now: Date()) : nil

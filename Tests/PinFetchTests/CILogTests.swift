@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+@testable import PinFetchCLI
+
+/// What a CI log shows (issue 11, point 8): batch totals off a terminal, GitHub annotations for
+/// failed files, and an empty list that is bad input rather than a silent success.
+struct CILogTests {
+    @Test func `off a terminal a batch's lines end with where the batch stands`() {
+        let sink = ProgressReporterTests.Sink()
+        let reporter = ProgressReporter(isTerminal: false, lineInterval: 0, write: sink.write)
+        reporter.expect(files: 3)
+        reporter.report(ProgressReporterTests.progress("/tmp/a.iso", 1 << 20, of: 2 << 20))
+        reporter.finish("/tmp/a.iso")
+        reporter.report(ProgressReporterTests.progress("/tmp/b.tar", 1 << 20, of: 4 << 20))
+        let lines = sink.value.split(separator: "\n").map(String.init)
+        #expect(lines.contains("0 of 3 files done, 1 running"), "\(sink.value)")
+        #expect(lines.last == "1 of 3 files done, 1 running", "\(sink.value)")
+        #expect(!sink.value.contains("\u{1B}"))
+    }
+
+    @Test func `under GitHub Actions a failed file is also an error annotation`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(status: 404)
+            try await withTemporaryDirectory { directory in
+                let child = try ChildProcess(
+                    try EndToEndTests.pinfetchExecutable(),
+                    EndToEndTests.quiet + ["--retries", "0", "-o", "\(directory)/a,b:c", server.url()],
+                    logs: "\(directory)/run",
+                    environment: ["GITHUB_ACTIONS": "true"]
+                )
+                try await child.wait(timeout: .seconds(30))
+                #expect(child.termination == .exited(8))
+                let annotation = child.standardError.split(separator: "\n").first { $0.hasPrefix("::error ") } ?? ""
+                #expect(
+                    annotation.hasPrefix("::error title=pinfetch%3A \(directory)/a%2Cb%3Ac::"),
+                    "\(child.standardError)"
+                )
+                #expect(annotation.contains("404"))
+                #expect(!child.standardOutput.contains("::error"))  // stdout stays JSON lines
+            }
+        }
+    }
+
+    @Test(arguments: ["", "# only a comment\n\n"])
+    func `an empty manifest is bad input, a shard with no entry has nothing to do`(text: String) async throws {
+        try await withTemporaryDirectory { directory in
+            try text.write(toFile: "\(directory)/m", atomically: true, encoding: .utf8)
+            let empty = await runCLI(["-q", "-i", "\(directory)/m"])
+            #expect(empty.status == 2)
+            #expect(empty.standardError.contains("lists no file to fetch"))
+
+            try "http://127.0.0.1:9/a\n".write(toFile: "\(directory)/one", atomically: true, encoding: .utf8)
+            let shard = await runCLI(["--shard", "1/2", "-P", directory, "-i", "\(directory)/one"])
+            #expect(shard.status == 0)
+            #expect(shard.standardError.contains("nothing to do"))
+        }
+    }
+}
