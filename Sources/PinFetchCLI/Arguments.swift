@@ -40,6 +40,8 @@ public struct Arguments: Sendable {
     public var quiet = false
     /// `-v`: each request, the answers' deciding fields, and each decision, on stderr.
     public var verbose = false
+    /// `--dry-run`: say what would be fetched, fetch no body.
+    public var dryRun = false
 
     public init() {}
 
@@ -94,6 +96,7 @@ public struct Arguments: Sendable {
             case "-V", "--version": parsed.action = .version
             case "-q", "--quiet": parsed.quiet = true
             case "-v", "--verbose": parsed.verbose = true
+            case "--dry-run": parsed.dryRun = true
             case "--json": parsed.json = true
             case "-o", "--output":
                 guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a path") }

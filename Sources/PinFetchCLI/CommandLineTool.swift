@@ -106,6 +106,8 @@ public enum CommandLineTool {
               --json                 one JSON object per file on stdout
           -q, --quiet                no progress, no retry lines; errors and warnings still go to stderr
           -v, --verbose              each request, the answers' deciding fields and each decision
+              --dry-run              say what would be fetched (names, pins, mirrors, already complete,
+                                     cached, resumable) without fetching
           -h, --help                 this text
           -V, --version              the version
 
@@ -158,6 +160,9 @@ public enum CommandLineTool {
             } catch {
                 return .failure(error)
             }
+            if parsedArguments.dryRun {
+                return Self.dryRun(jobs, parsedArguments, output: output).map { _ in [] }
+            }
             reporter.expect(files: jobs.count)
             var options = parsedArguments.options
             if !parsedArguments.quiet { options.progress = { reporter.report($0) } }
@@ -205,6 +210,7 @@ public enum CommandLineTool {
             return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
         }
 
+        if parsed.dryRun { return 0 }
         if results.isEmpty, !parsed.quiet {
             output.standardError("pinfetch: this shard has no entry: nothing to do\n")
         }
@@ -218,6 +224,36 @@ public enum CommandLineTool {
             )
         }
         return statuses.max { Self.severity(of: $0) < Self.severity(of: $1) } ?? 0
+    }
+
+    /// `--dry-run`: one line per file on stdout (a JSON object with `--json`) saying what the
+    /// fetch would do (``DryRun``): its destination, URLs, pin and first step. No request.
+    private static func dryRun(
+        _ jobs: [FetchJob],
+        _ arguments: Arguments,
+        output: Output
+    ) -> Result<Void, PinFetchError> {
+        for job in jobs {
+            let action: DryRun.Action
+            do throws(PinFetchError) {
+                action = try DryRun.action(for: job, options: arguments.options) { Task.isCancelled }
+            } catch {
+                return .failure(error)
+            }
+            let pin = job.pin.map { "\($0)" }
+            let urls = job.mirrors.map(Redaction.url)
+            if arguments.json {
+                output.standardOutput(DryRunReport(job: job, urls: urls, pin: pin, action: action).line() + "\n")
+            } else {
+                let mirrors = urls.count > 1 ? " (+\(urls.count - 1) mirrors)" : ""
+                output.standardOutput(
+                    Printable.text(
+                        "\(action.description): \(job.destination) <- \(urls[0])\(mirrors), \(pin ?? "no pin")"
+                    ) + "\n"
+                )
+            }
+        }
+        return .success(())
     }
 
     /// The exit status of one file's result: its error's, or 128 + the signal for a cancellation.

@@ -60,3 +60,46 @@ struct JSONReport: Encodable {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+/// The `--dry-run --json` line for one file: `path`, `url`, `mirrors`, `pin` (`sha256:HEX` or
+/// `null`), `action` (`already-complete`, `from-cache`, `resume`, `download`) and
+/// `resume_bytes` (bytes a resume would keep, else `null`).
+struct DryRunReport: Encodable {
+    let job: FetchJob
+    let urls: [String]
+    let pin: String?
+    let action: DryRun.Action
+
+    private enum CodingKeys: String, CodingKey {
+        case path, url, mirrors, pin, action
+        case resumeBytes = "resume_bytes"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.job.destination, forKey: .path)
+        try container.encode(self.urls[0], forKey: .url)
+        try container.encode(self.urls, forKey: .mirrors)
+        try container.encode(self.pin, forKey: .pin)
+        let name: String
+        var bytes: Int64?
+        switch self.action {
+        case .alreadyComplete: name = "already-complete"
+        case .fromCache: name = "from-cache"
+        case .resume(let kept):
+            name = "resume"
+            bytes = kept
+        case .download: name = "download"
+        }
+        try container.encode(name, forKey: .action)
+        try container.encode(bytes, forKey: .resumeBytes)
+    }
+
+    /// One line of JSON.
+    func line() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import PinFetch
 @testable import PinFetchCLI
 
 /// What a CI log shows (issue 11, point 8): batch totals off a terminal, GitHub annotations for
@@ -54,6 +55,45 @@ struct CILogTests {
             let shard = await runCLI(["--shard", "1/2", "-P", directory, "-i", "\(directory)/one"])
             #expect(shard.status == 0)
             #expect(shard.standardError.contains("nothing to do"))
+        }
+    }
+
+    @Test func `--dry-run says what each file would need and makes no request`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let cache = "\(directory)/cache"
+                try FileManager.default.createDirectory(atPath: "\(cache)/sha256", withIntermediateDirectories: true)
+                try Data(Fixtures.a).write(to: URL(filePath: "\(cache)/sha256/\(Fixtures.sha256A)"))
+                try Data(Fixtures.a).write(to: URL(filePath: "\(directory)/have"))
+                try writePartial(
+                    Fixtures.a[..<400_000],
+                    of: 1_048_576,
+                    to: "\(directory)/half",
+                    url: server.url(),
+                    etag: Fixtures.etagA
+                )
+                let pin = "sha256:\(Fixtures.sha256A)"
+                try """
+                \(server.url()) \(pin) have
+                \(server.url()) \(pin) cached
+                \(server.url()) half
+                \(server.url()) fresh
+
+                """.write(toFile: "\(directory)/m", atomically: true, encoding: .utf8)
+                let run = await runCLI([
+                    "--dry-run", "--json", "--cache-dir", cache, "-P", directory, "-i", "\(directory)/m",
+                ])
+                #expect(run.status == 0, "\(run.standardError)")
+                let lines = run.standardOutput.split(separator: "\n").compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                #expect(
+                    lines.map { $0["action"] as? String } == ["already-complete", "from-cache", "resume", "download"]
+                )
+                #expect((lines[2]["resume_bytes"] as? NSNumber)?.intValue == 400_000)
+                #expect(server.requests.isEmpty)
+                #expect(!FileSystem.exists("\(directory)/cached") && !FileSystem.exists("\(directory)/fresh"))
+            }
         }
     }
 }
