@@ -103,7 +103,8 @@ final class ProgressReporter: Sendable {
         let progress = download.progress
         let elapsed = max(0.001, now.timeIntervalSince(download.started))
         let rate = Double(progress.receivedBytes) / elapsed
-        var text = "\((progress.path as NSString).lastPathComponent): \(Self.size(progress.completedBytes))"
+        var text =
+            "\(Printable.text((progress.path as NSString).lastPathComponent)): \(Self.size(progress.completedBytes))"
         if let total = progress.totalBytes, total > 0 {
             let fraction = min(1, Double(progress.completedBytes) / Double(total))
             text += " / \(Self.size(total)) (\(Int(fraction * 100))%)"

@@ -73,7 +73,7 @@ struct OutsiderFindingsTests {
 
     @Test func `a server-chosen name never replaces a file created while the download ran`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
-            server.faults = TestFaults(bytesPerSecond: 2_000_000)
+            server.faults = TestFaults(bytesPerSecond: 200_000)  // 5 s: the test sees the partial
             server.handler = { request, _ in
                 guard request.method == "HEAD" else { return nil }
                 return TestResponse(

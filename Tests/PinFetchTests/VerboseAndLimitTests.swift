@@ -70,13 +70,13 @@ struct VerboseAndLimitTests {
 
     @Test func `--max-time ends a slow file with exit 4 and keeps its partial`() async throws {
         try await withTestHTTPServer(serving: Self.resource) { server in
-            server.faults = TestFaults(bytesPerSecond: 100_000)  // 10 s for the whole file
+            server.faults = TestFaults(bytesPerSecond: 40_000)  // 26 s for the whole file
             try await withTemporaryDirectory { directory in
                 let started = ContinuousClock.now
                 let run = await runCLI(
                     ["-q", "--json", "--max-time", "1", "-o", "\(directory)/out.bin", server.url()]
                 )
-                #expect(ContinuousClock.now - started < .seconds(6))  // 1 s and the wrap-up, on a busy machine
+                #expect(ContinuousClock.now - started < .seconds(15))  // 1 s, and a busy CI machine
                 #expect(run.status == 4)
                 #expect(run.standardError.contains("--max-time of 1 s reached (at byte "), "\(run.standardError)")
                 let partial = run.json["partial"] as? [String: Any]
@@ -91,7 +91,7 @@ struct VerboseAndLimitTests {
             try await withTemporaryDirectory { directory in
                 let started = ContinuousClock.now
                 let run = await runCLI(["-q", "--max-time", "2", "-o", "\(directory)/out.bin", server.url()])
-                #expect(ContinuousClock.now - started < .seconds(5))
+                #expect(ContinuousClock.now - started < .seconds(20))  // not the 30 s Retry-After
                 #expect(run.status == 4)
                 #expect(server.getRequests.count == 1)
             }
