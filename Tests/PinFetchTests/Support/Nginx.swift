@@ -196,7 +196,7 @@ final class Nginx {
     }
 
     /// A loopback port that was free a moment ago: bind `127.0.0.1:0`, read the port, close.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw NginxError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -212,7 +212,7 @@ final class Nginx {
     }
 
     /// Whether a TCP connection to `127.0.0.1:port` succeeds (it is closed at once).
-    private static func accepts(port: Int) -> Bool {
+    static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// Downloads through a real forward proxy (squid, issue 11, point 3): a resume passes `Range` and
+/// `If-Range` through it, HTTPS goes through `CONNECT`, a 407 is exit 6, and proxy credentials
+/// are never shown.
+extension ProcessTests {
+    static let proxied = ["-q", "--json", "--retry-delay", "0", "--retries", "0", "--no-cache"]
+
+    @Test func `a download through squid is interrupted and resumed with Range and If-Range passed through`()
+        async throws
+    {
+        try await withSquid { squid in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/out.bin"
+                    let arguments = Self.proxied + ["--proxy", squid.url(), "-o", output, server.url()]
+                    server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                    let first = await runCLI(arguments)
+                    #expect(first.status == 4, "\(first.standardError)\n\(squid.log)")
+                    let second = await runCLI(arguments)
+                    #expect(second.status == 0, "\(second.standardError)\n\(squid.log)")
+                    #expect(second.string("status") == "resumed")
+                    #expect((second.int("resumed_from") ?? 0) > 0)
+                    #expect(contents(output) == Fixtures.a)
+                    let resume = server.getRequests.last
+                    #expect(resume?.header("Range") == "bytes=\(second.int("resumed_from") ?? 0)-")
+                    #expect(resume?.header("If-Range") == Fixtures.etagA)
+                    #expect(resume?.header("Via")?.contains("squid") == true, "not through the proxy")
+                }
+            }
+        }
+    }
+
+    @Test func `HTTPS goes through the proxy's CONNECT tunnel and is verified end to end`() async throws {
+        try await withSquid { squid in
+            try await Self.withHTTPSNginx { nginx, authority, work in
+                let run = try await self.pinfetch(
+                    ["--proxy", squid.url(), "--cacert", authority.certificate, "--sha256", Fixtures.sha256A]
+                        + ["-o", work + "/file", nginx.httpsURL("file")],
+                    logs: work + "/run"
+                )
+                #expect(run.status == 0, "\(run.standardError)\n\(squid.log)")
+                #expect(contents(work + "/file") == Fixtures.a)
+                #expect(squid.accessLog.contains("CONNECT 127.0.0.1:\(nginx.tlsPort ?? 0)"), "\(squid.log)")
+            }
+        }
+    }
+
+    @Test func `a proxy that wants credentials is exit 6, and its password is never shown`() async throws {
+        try await withSquid(user: "ci:Pr0xyPass") { squid in
+            try await Self.withHTTPSNginx { nginx, authority, work in
+                let plain = await runCLI(Self.proxied + ["--proxy", squid.url(), "-o", work + "/a", nginx.url("file")])
+                #expect(plain.status == 6, "\(plain.standardError)\n\(squid.log)")
+                let tunnel = await runCLI(
+                    Self.proxied + ["--proxy", squid.url(), "--cacert", authority.certificate]
+                        + ["-o", work + "/b", nginx.httpsURL("file")]
+                )
+                #expect(tunnel.status == 6, "\(tunnel.standardError)")
+
+                let proxy = squid.url(credentials: "ci:Pr0xyPass")
+                let wrong = await runCLI(
+                    Self.proxied + [
+                        "--proxy", squid.url(credentials: "ci:nope"), "-o", work + "/c", nginx.url("file"),
+                    ]
+                )
+                #expect(wrong.status == 6)
+                let good = await runCLI(Self.proxied + ["--proxy", proxy, "-o", work + "/d", nginx.url("file")])
+                #expect(good.status == 0, "\(good.standardError)\n\(squid.log)")
+                #expect(contents(work + "/d") == Fixtures.a)
+                for run in [plain, tunnel, wrong, good] {
+                    #expect(!run.standardError.contains("Pr0xyPass") && !run.standardOutput.contains("Pr0xyPass"))
+                }
+            }
+        }
+    }
+
+    @Test func `http_proxy from the environment is used, and --noproxy goes around a proxy`() async throws {
+        try await withSquid { squid in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+                try await withTemporaryDirectory { directory in
+                    let child = try self.startPinfetch(
+                        ["-o", directory + "/env.bin", server.url()],
+                        logs: directory + "/env",
+                        environment: ["http_proxy": squid.url(), "no_proxy": ""]
+                    )
+                    try await child.wait(timeout: .seconds(60))
+                    #expect(child.termination == .exited(0), "\(child.transcript)")
+                    #expect(server.getRequests.last?.header("Via")?.contains("squid") == true)
+
+                    let dead = "http://127.0.0.1:\(try Nginx.freePort())"  // nothing listens there
+                    let around = await runCLI(
+                        Self.proxied + [
+                            "--proxy", dead, "--noproxy", "127.0.0.1", "-o", directory + "/direct", server.url(),
+                        ]
+                    )
+                    #expect(around.status == 0, "\(around.standardError)")
+                    #expect(server.getRequests.last?.header("Via") == nil)
+                }
+            }
+        }
+    }
+}
