@@ -140,7 +140,8 @@ public enum CommandLineTool {
         // -o -: downloaded into a private directory, copied to stdout once verified.
         let delivery: StandardOutputDelivery?
         do throws(PinFetchError) {
-            delivery = parsed.output == "-" && !parsed.dryRun ? try StandardOutputDelivery(for: parsed.urls.first ?? "") : nil
+            let toStandardOutput = parsed.output == "-" && !parsed.dryRun
+            delivery = toStandardOutput ? try StandardOutputDelivery(for: parsed.urls.first ?? "") : nil
         } catch {
             output.standardError("pinfetch: \(Printable.text(error.message))\n")
             return error.code.exitStatus
