@@ -103,10 +103,22 @@ extension Arguments {
         return headers
     }
 
-    /// The bytes of the small file at `path`, or `nil` when it cannot be read or is larger than `limit`.
+    /// The bytes of the small file at `path` (`-` for standard input), read to its end so a pipe
+    /// works too (`-H @<(…)`, `/dev/stdin`); `nil` when it cannot be read or is larger than `limit`.
     static func contents(of path: String, limit: Int) -> [UInt8]? {
-        guard let data = FileManager.default.contents(atPath: path), data.count <= limit else { return nil }
-        return [UInt8](data)
+        let fd = path == "-" ? dup(0) : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+            if bytes.count > limit { return nil }
+        }
     }
 
     /// `USER:PASSWORD` for `--user`. pinfetch never prompts (it runs unattended), so a value
@@ -131,10 +143,29 @@ extension Arguments {
     /// - Throws: ``PinFetchError/Code/usage`` naming `option` otherwise.
     static func readableFile(_ path: String, for option: String) throws(PinFetchError) -> String {
         var info = stat()
-        guard !path.isEmpty, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 else {
+        guard !path.isEmpty, stat(path, &info) == 0, access(path, R_OK) == 0 else {
             throw PinFetchError(.usage, "\(option): cannot read \(path.isEmpty ? "''" : path)")
         }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            // libcurl reads it again for each request: a pipe would be empty from the second on.
+            throw PinFetchError(.usage, "\(option): \(path) is not a regular file (it is read for each request)")
+        }
         return path
+    }
+
+    /// `path` when it names a readable PEM file with no encrypted key in it: pinfetch never asks
+    /// for a passphrase (OpenSSL would, on the terminal, and wait).
+    static func unencryptedPEM(_ path: String, for option: String) throws(PinFetchError) -> String {
+        let file = try Self.readableFile(path, for: option)
+        let text = String(decoding: Self.contents(of: file, limit: 1 << 20) ?? [], as: UTF8.self)
+        guard !text.contains("ENCRYPTED") else {
+            throw PinFetchError(
+                .usage,
+                "\(option): \(path) holds an encrypted key, and pinfetch never asks for a passphrase; "
+                    + "give it decrypted (openssl pkey -in KEY -out KEY.pem), kept private"
+            )
+        }
+        return file
     }
 
     /// `path` when it names a readable file holding at least one PEM certificate.
@@ -153,7 +184,11 @@ extension Arguments {
     /// included.
     static func proxy(_ value: String) throws(PinFetchError) -> String {
         guard !value.isEmpty else { return "" }
-        let shown = Redaction.url(value)
+        // Shown without credentials, in either form (`user:pass@host` has no `://`).
+        let shown =
+            value.contains("://")
+            ? Redaction.malformedURL(value)
+            : value.lastIndex(of: "@").map { "***" + value[$0...] } ?? value
         guard !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
             throw PinFetchError(.usage, "--proxy: \(SafeFileName.quoted(shown)) holds a space or control character")
         }
@@ -165,9 +200,23 @@ extension Arguments {
                     "--proxy: scheme '\(name)' is not http, https, socks4, socks4a, socks5 or socks5h"
                 )
             }
-            guard value[scheme.upperBound...].contains(where: { $0 != "/" }) else {
-                throw PinFetchError(.usage, "--proxy: \(SafeFileName.quoted(shown)) names no host")
-            }
+        }
+        // host[:port] after any credentials: a port libcurl would refuse is bad input here.
+        let afterScheme = value.range(of: "://").map { value[$0.upperBound...] } ?? Substring(value)
+        let authority = afterScheme.prefix { $0 != "/" }
+        let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        let port =
+            hostPort.hasPrefix("[")
+            ? hostPort.split(separator: "]").last.map { $0.dropFirst() }
+            : hostPort.split(separator: ":", maxSplits: 1).dropFirst().first
+        guard !hostPort.isEmpty, !hostPort.hasPrefix(":"),
+            port.map({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && (Int($0).map { (1...65_535).contains($0) } ?? false) }
+            ) ?? true
+        else {
+            throw PinFetchError(
+                .usage,
+                "--proxy: \(SafeFileName.quoted(shown)) is not [scheme://][user:password@]host[:port]"
+            )
         }
         return value
     }
@@ -183,24 +232,13 @@ extension Arguments {
 
     /// Trust anchors from the environment, as curl takes them when neither `--cacert` nor a CA
     /// directory is given on its command line: `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` and
-    /// `SSL_CERT_DIR`. `--cacert` adds to them (pinfetch's `--cacert` never replaces).
-    /// - Throws: ``PinFetchError/Code/usage`` naming the variable when its file or directory is
-    ///   not there.
-    mutating func trustAnchorsFromEnvironment() throws(PinFetchError) {
+    /// `SSL_CERT_DIR`. `--cacert` adds to them (pinfetch's `--cacert` never replaces). As with
+    /// curl, a variable naming nothing fails HTTPS (exit 5) and leaves plain HTTP alone.
+    mutating func trustAnchorsFromEnvironment() {
         let environment = ProcessInfo.processInfo.environment
-        func value(_ name: String) -> (name: String, path: String)? {
-            environment[name].flatMap { $0.isEmpty ? nil : (name, $0) }
-        }
-        if let (name, path) = value("CURL_CA_BUNDLE") ?? value("SSL_CERT_FILE") {
-            self.options.caBundleFile = try Self.certificateFile(path, for: name)
-        }
-        if value("CURL_CA_BUNDLE") == nil, let (name, path) = value("SSL_CERT_DIR") {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw PinFetchError(.usage, "\(name): \(path) is not a directory")
-            }
-            self.options.caDirectory = path
-        }
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        if let path = value("CURL_CA_BUNDLE") ?? value("SSL_CERT_FILE") { self.options.caBundleFile = path }
+        if value("CURL_CA_BUNDLE") == nil, let path = value("SSL_CERT_DIR") { self.options.caDirectory = path }
     }
 
     /// The destination of the command line's URL: `-o`, else the last segment of the URL path,

@@ -123,8 +123,8 @@ public struct Arguments: Sendable {
             case "--netrc": parsed.options.netrcFile = Self.homeNetrc
             case "--netrc-file": parsed.options.netrcFile = try Self.readableFile(value, for: argument)
             case "--cacert": parsed.options.caFile = try Self.certificateFile(value, for: argument)
-            case "--cert": parsed.options.clientCertificateFile = try Self.readableFile(value, for: argument)
-            case "--key": parsed.options.clientKeyFile = try Self.readableFile(value, for: argument)
+            case "--cert": parsed.options.clientCertificateFile = try Self.unencryptedPEM(value, for: argument)
+            case "--key": parsed.options.clientKeyFile = try Self.unencryptedPEM(value, for: argument)
             case "--proxy": parsed.options.proxy = try Self.proxy(value)
             case "--noproxy": parsed.options.noProxy = try Self.hostList(value, for: argument)
             case "--max-time": parsed.options.maximumTime = try Self.seconds(value, for: argument, positive: true)
@@ -172,7 +172,7 @@ public struct Arguments: Sendable {
             throw PinFetchError(.usage, "--key goes with --cert")
         }
         if parsed.verbose, parsed.quiet { throw PinFetchError(.usage, "-v and -q: give one") }
-        try parsed.trustAnchorsFromEnvironment()
+        parsed.trustAnchorsFromEnvironment()
         parsed.urls = urls
         if !parsed.noCache {
             if parsed.cacheDirectory == nil { parsed.cacheDirectory = try Self.checkedEnvironmentCacheDirectory() }

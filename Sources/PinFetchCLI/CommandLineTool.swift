@@ -31,13 +31,22 @@ public enum CommandLineTool {
             self.standardOutputBytes = standardOutputBytes
         }
 
-        /// The process's own stdout and stderr.
+        /// The process's own stdout and stderr, written with `write(2)`: a closed pipe or
+        /// descriptor loses the text (nobody reads it) but never stops the run (`FileHandle`
+        /// traps on `EPIPE`).
         public static var process: Output {
-            Output(
-                standardOutput: { text in FileHandle.standardOutput.write(Data(text.utf8)) },
-                standardError: { text in FileHandle.standardError.write(Data(text.utf8)) },
+            let out = Self.writeAll(to: 1)
+            let err = Self.writeAll(to: 2)
+            return Output(
+                standardOutput: { text in Self.send(text, with: out) },
+                standardError: { text in Self.send(text, with: err) },
                 errorIsTerminal: isatty(2) == 1
             )
+        }
+
+        private static func send(_ text: String, with writer: BinaryWriter) {
+            var text = text
+            _ = text.withUTF8 { writer(UnsafeRawBufferPointer($0)) }
         }
 
         /// `write(2)` to `descriptor` until all bytes are out (`SIGPIPE` must be ignored, as
@@ -46,7 +55,7 @@ public enum CommandLineTool {
             { bytes in
                 var offset = 0
                 while offset < bytes.count {
-                    let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                     if count < 0 {
                         if errno == EINTR { continue }
                         return errno
@@ -208,6 +217,9 @@ public enum CommandLineTool {
             results = finished.enumerated().map { index, result in shown.withLock { $0[index] } ?? result }
         case .failure(let error):
             output.standardError("pinfetch: \(Printable.text(error.message))\n")
+            if ProcessInfo.processInfo.environment["GITHUB_ACTIONS"] == "true", error.code != .cancelled {
+                output.standardError(GitHubAnnotation.error(path: "input", message: error.message) + "\n")
+            }
             return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
         }
 

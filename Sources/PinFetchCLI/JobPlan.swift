@@ -103,6 +103,14 @@ enum JobPlan {
         return jobs
     }
 
+    /// `scheme://host:port` of `url`, the default port filled in (RFC 6454), or `nil`.
+    static func origin(_ url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            let host = components.host?.lowercased()
+        else { return nil }
+        return "\(scheme)://\(host):\(components.port ?? (scheme == "https" ? 443 : 80))"
+    }
+
     /// One spelling per file for the checks of a batch: the directory part with its symbolic
     /// links resolved as far as it exists (`link/f` and `real/f` are one file when `link` points
     /// to `real`), then the name. The name itself is not resolved: a link there is replaced by
@@ -120,25 +128,10 @@ enum JobPlan {
         let lower = source.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             // `-` is standard input; a path may be a pipe too (`/dev/stdin`, `<(…)`): read to its end.
-            let fd = source == "-" ? dup(0) : open(source, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                throw PinFetchError(.usage, "cannot read \(source): \(String(cString: strerror(errno)))")
+            guard let bytes = Arguments.contents(of: source, limit: 16 << 20) else {
+                throw PinFetchError(.usage, "cannot read \(source), or it is larger than 16 MiB")
             }
-            defer { close(fd) }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
-                guard count >= 0 else {
-                    throw PinFetchError(.usage, "cannot read \(source): \(String(cString: strerror(errno)))")
-                }
-                if count == 0 { return bytes }
-                bytes += chunk[..<count]
-                guard bytes.count <= 16 << 20 else {
-                    throw PinFetchError(.usage, "\(source) is larger than 16 MiB: not a checksum file or manifest")
-                }
-            }
+            return bytes
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pinfetch-\(UUID().uuidString)")
         do {
@@ -151,6 +144,13 @@ enum JobPlan {
         var options = arguments.options
         options.progress = nil
         options.cacheDirectory = nil  // an unpinned input file never enters the cache
+        // --user and -H are for the mirrors' origins: a checksum file or manifest elsewhere gets
+        // neither (a netrc entry is for its own host, so it still applies).
+        let mirrorOrigins = Set((arguments.urls + [arguments.baseURL].compactMap { $0 }).compactMap(Self.origin))
+        if let origin = Self.origin(source), !mirrorOrigins.contains(origin) {
+            options.credentials = nil
+            options.headers = []
+        }
         let limit = min(options.maximumFileSize ?? .max, 16 << 20)
         options.maximumFileSize = limit  // stops while it streams
         let result = await Fetcher(options: options).run(source, to: path)

@@ -52,11 +52,14 @@ final class ProgressReporter: Sendable {
             }
             guard now.timeIntervalSince(state.lastLine) >= self.lineInterval else { return nil }
             state.lastLine = now
-            let lines = state.order.compactMap { state.downloads[$0] }.map { Self.line(for: $0, now: now) + "\n" }
+            // Every line starts with "pinfetch: ": a name at the start of a line could be read as a
+            // command by a CI runner (`::stop-commands::` from a Content-Disposition).
+            let lines = state.order.compactMap { state.downloads[$0] }
+                .map { "pinfetch: " + Self.line(for: $0, now: now) + "\n" }
             // A CI log of a batch also gets where the batch stands.
             let total =
                 state.files > 1
-                ? "\(state.finished) of \(state.files) files done, \(state.order.count) running\n" : ""
+                ? "pinfetch: \(state.finished) of \(state.files) files done, \(state.order.count) running\n" : ""
             return lines.joined() + total
         }
         if let text { self.write(text) }

@@ -35,7 +35,15 @@ struct StandardOutputDelivery {
         var shown = result
         shown.path = "-"
         shown.partial = nil
-        guard result.error == nil else { return shown }
+        if let error = result.error {
+            // The private file is gone with its directory: messages name standard output instead.
+            shown.error = PinFetchError(
+                error.code,
+                error.message.replacingOccurrences(of: self.path, with: "-"),
+                underlying: error.underlying
+            )
+            return shown
+        }
         let fd = open(self.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             shown.error = PinFetchError(.fileIO, "cannot read \(self.path): \(String(cString: strerror(errno)))")

@@ -88,7 +88,7 @@ struct HTTPURLTests {
         #expect(messages[1] == "URL has no host: 'http:///x'")
         #expect(messages[2] == "malformed URL 'h/x'")
         #expect(messages[3] == #"URL has a control character: 'http://h/a\u{7}b'"#)
-        #expect(messages[4] == "URL port '0' is not in 1...65535")
+        #expect(messages[4] == "URL port is not a number in 1...65535: 'http://h:0/x'")
     }
 
     @Test func `scheme, host and port make the origin`() throws {

@@ -52,6 +52,11 @@ class TransferDelegate {
     private var rateLimit: Int64?
     private var limitedBytes: Int64 = 0
     private var limitStart = ContinuousClock.now
+    /// When the request must end (`TransferRequest/timeout`): a wait for the rate limit stops
+    /// there (libcurl cannot time out a transfer whose write callback is waiting).
+    private var deadline: ContinuousClock.Instant?
+    /// Set when the rate limit's wait reached ``deadline``.
+    private(set) var timedOut = false
 
     /// Called once with the final response head, before any body byte (or after the
     /// transfer when there is no body). Return `false` to abort the transfer.
@@ -71,8 +76,10 @@ class TransferDelegate {
     }
 
     /// Starts the stall clock and the rate limit of one request.
-    fileprivate func begin(stallTimeout seconds: Double?, rateLimit: Int64?) {
+    fileprivate func begin(stallTimeout seconds: Double?, rateLimit: Int64?, timeout: Double?) {
         self.rateLimit = rateLimit
+        self.timedOut = false
+        self.deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         self.limitedBytes = 0
         self.limitStart = ContinuousClock.now
         self.stallTimeout = seconds.map { .milliseconds(Int64(($0 * 1000).rounded())) }
@@ -121,6 +128,10 @@ class TransferDelegate {
         let due = self.limitStart + .nanoseconds(self.limitedBytes * 1_000_000_000 / rate)
         while ContinuousClock.now < due {
             guard self.progress(received: self.limitedBytes) else { return false }
+            if let deadline = self.deadline, ContinuousClock.now >= deadline {
+                self.timedOut = true
+                return false
+            }
             let wait = min(due - ContinuousClock.now, .milliseconds(100))
             if wait > .zero {
                 Thread.sleep(
@@ -246,7 +257,11 @@ final class EasyHandle: @unchecked Sendable {
                 }
             )
             guard setup == CURLE_OK else { return setup }
-            delegate.begin(stallTimeout: request.stallTimeout, rateLimit: request.transport.maximumReceiveRate)
+            delegate.begin(
+                stallTimeout: request.stallTimeout,
+                rateLimit: request.transport.maximumReceiveRate,
+                timeout: request.timeout
+            )
             return curl_easy_perform(raw)
         }
         // No body (HEAD, a 3xx or an empty answer): the head is still looked at.
@@ -272,6 +287,14 @@ final class EasyHandle: @unchecked Sendable {
         let reusedConnection =
             ccurl_easy_getinfo_long(self.raw, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0
             && ccurl_easy_getinfo_long(self.raw, CURLINFO_REQUEST_SIZE, &requestSize) == CURLE_OK && requestSize > 0
+        if delegate.timedOut {
+            return TransferOutcome(
+                code: Int(code.rawValue),
+                message: "out of time (--max-time) while keeping to --limit-rate",
+                category: .network,
+                reusedConnection: reusedConnection
+            )
+        }
         if delegate.stalled {
             let seconds = request.stallTimeout ?? 0
             return TransferOutcome(
@@ -295,7 +318,7 @@ final class EasyHandle: @unchecked Sendable {
         }
         return TransferOutcome(
             code: Int(code.rawValue),
-            message: text.isEmpty ? Self.describe(code) : text,
+            message: text.isEmpty ? Self.describe(code) : Redaction.text(text),  // libcurl may name the proxy URL
             category: Self.category(of: code),
             reusedConnection: reusedConnection
         )

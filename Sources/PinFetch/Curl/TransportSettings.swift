@@ -67,6 +67,11 @@ struct TransportSettings: Sendable {
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLCERTTYPE, "PEM"))
         }
         if let key = self.clientKeyFile { set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLKEY, key)) }
+        if self.clientCertificateFile != nil {
+            // An empty passphrase: an encrypted key then fails, where OpenSSL would otherwise ask
+            // for one on the terminal and wait forever (pinfetch runs unattended).
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_KEYPASSWD, ""))
+        }
         if let proxy = self.proxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROXY, proxy)) }
         if let hosts = self.noProxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_NOPROXY, hosts)) }
         if netrc, let file = self.netrcFile {

@@ -56,11 +56,13 @@ extension Download {
                         madeProgress: self.state.offset > before
                     )
                 else {
-                    if let remaining = self.remainingTime, remaining <= 0 { try self.stopForMaximumTime() }
+                    if self.pastDeadline { try self.stopForMaximumTime(after: error) }
                     try self.keepForLaterRun(after: error)
                     throw error
                 }
-                if let remaining = self.remainingTime, next.delay >= remaining { try self.stopForMaximumTime() }
+                if let remaining = self.remainingTime, next.delay >= remaining {
+                    try self.stopForMaximumTime(after: error)
+                }
                 self.report(
                     .retrying(
                         FetchRetry(
@@ -92,14 +94,26 @@ extension Download {
         self.options.maximumTime.map { $0 - Date().timeIntervalSince(self.started) }
     }
 
-    /// Ends the file when ``FetchOptions/maximumTime`` ran out: a network failure (exit 4), the
-    /// partial kept for a later run.
-    private func stopForMaximumTime() throws(PinFetchError) -> Never {
+    /// Whether ``FetchOptions/maximumTime`` has run out.
+    var pastDeadline: Bool { self.remainingTime.map { $0 <= 0 } ?? false }
+
+    /// The failure when ``FetchOptions/maximumTime`` ran out: a network failure (exit 4), naming
+    /// the last failure that led to it (a `Retry-After` longer than the time left), if any.
+    func maximumTimeError(after last: PinFetchError? = nil) -> PinFetchError {
         let seconds = self.options.maximumTime ?? 0
-        let error = PinFetchError(
+        let cause = last.map { "; last: \($0.message)" } ?? ""
+        return PinFetchError(
             .network,
-            "\(self.currentLabel): --max-time of \(seconds.formatted()) s reached\(self.atByte)"
+            "\(self.currentLabel): --max-time of \(seconds.formatted()) s reached\(self.atByte)\(cause)"
         )
+    }
+
+    /// ``maximumTimeError(after:)`` with no last failure.
+    var maximumTimeError: PinFetchError { self.maximumTimeError() }
+
+    /// Ends the file when ``FetchOptions/maximumTime`` ran out, the partial kept for a later run.
+    private func stopForMaximumTime(after last: PinFetchError? = nil) throws(PinFetchError) -> Never {
+        let error = self.maximumTimeError(after: last)
         try self.keepForLaterRun(after: error)
         throw error
     }

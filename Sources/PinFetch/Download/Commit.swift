@@ -90,7 +90,9 @@ extension Download {
         let placed = try PartialFile(path: placedPath, fresh: true)
         defer { try? FileSystem.remove(placedPath) }  // gone once renamed; else nothing stays behind
         do throws(PinFetchError) {
-            _ = try FileCopy.copy(from: entry, to: placed, clone: cache.clone) { [control] in control.isCancelled }
+            _ = try FileCopy.copy(from: entry, to: placed, clone: cache.clone) {
+                self.control.isCancelled || self.pastDeadline
+            }
         } catch {
             if error.code == .cancelled { throw error }
             self.warn("cannot copy cache entry \(entry.path): \(error.message)")

@@ -108,7 +108,11 @@ final class Download {
             result.status =
                 self.alreadyComplete ? .alreadyComplete : self.state.resumedFrom > 0 ? .resumed : .downloaded
         } catch {
-            result.error = error
+            // A step that stopped at the --max-time deadline (hashing a large destination or cache
+            // entry, waiting for the lock) says so, as a network failure (exit 4).
+            result.error =
+                error.code == .cancelled && !self.control.isCancelled && self.pastDeadline
+                ? self.maximumTimeError : error
         }
         result.bytes = self.state.offset
         result.algorithm = self.state.algorithm
@@ -144,8 +148,14 @@ final class Download {
         }
         try FileSystem.createDirectories(FileSystem.directory(of: self.destination))
         let sidecars = self.sidecars
-        let lock = try DestinationLock(path: sidecars.lock, timeout: self.options.lockTimeout) { [control] in
-            control.isCancelled
+        // --max-time bounds the wait for another process's lock too.
+        let lockTimeout = [self.options.lockTimeout, self.remainingTime.map { max(0, $0) }].compactMap { $0 }.min()
+        let lock: DestinationLock
+        do throws(PinFetchError) {
+            lock = try DestinationLock(path: sidecars.lock, timeout: lockTimeout) { [control] in control.isCancelled }
+        } catch {
+            if error.code == .destinationLocked, self.pastDeadline { throw self.maximumTimeError }
+            throw error
         }
         defer { lock.release() }
         // A run of a version before the checkpoint slots, killed while writing a checkpoint, left

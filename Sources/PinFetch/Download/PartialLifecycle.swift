@@ -26,7 +26,7 @@ extension Download {
 
     /// Feeds the first `end` bytes of `file` to `digest`, counting them in `rehashedBytes`.
     func rehash(_ file: PartialFile, upTo end: Int64, into digest: RunningDigest) throws(PinFetchError) {
-        try file.hash(from: 0, to: end, into: digest)
+        try file.hash(from: 0, to: end, into: digest) { self.control.isCancelled || self.pastDeadline }
         self.rehashedBytes += end
     }
 

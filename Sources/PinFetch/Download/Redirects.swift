@@ -16,8 +16,8 @@ extension Download {
     ///
     /// A `Location` is encoded as curl and browsers do (a raw space or bracket is escaped, an
     /// existing `%XX` kept) and resolved against the URL that sent it (RFC 9110 §10.2.2).
-    /// Credentials given with `-H` (`Authorization`, `Cookie`, `Proxy-Authorization`), with
-    /// ``FetchOptions/credentials`` (Basic, RFC 7617) or by the netrc file are sent only until a
+    /// Headers given with `-H` (any of them may carry a token), credentials from
+    /// ``FetchOptions/credentials`` (Basic, RFC 7617) or from the netrc file are sent only until a
     /// hop leaves the mirror's origin (scheme, host, port; RFC 6454); an `https` → `http`
     /// hop is refused unless ``FetchOptions/allowInsecureRedirect``. A refused or broken redirect
     /// comes back as a `protocolViolation` outcome.
@@ -37,6 +37,7 @@ extension Download {
         {
             headers.append("Authorization: Basic \(Data(credentials.utf8).base64EncodedString())")
         }
+        let userHeaders = Set(self.options.headers)
         var onOrigin = true
         var hops = 0
         while true {
@@ -57,7 +58,9 @@ extension Download {
                         path: self.destination,
                         method: method == .head ? "HEAD" : "GET",
                         url: current.redacted,
-                        headers: headers.map(Redaction.headerLine)
+                        headers: headers.map {
+                            userHeaders.contains($0) ? Redaction.hidingValue($0) : Redaction.headerLine($0)
+                        }
                     )
                 )
             }
@@ -85,7 +88,9 @@ extension Download {
             }
             if !next.isSameOrigin(as: origin) {  // and never again, even on the way back
                 onOrigin = false
-                headers.removeAll { Self.credentialFields.contains(Self.fieldName(of: $0)) }
+                // Every header the user gave may be a token (`PRIVATE-TOKEN`, `X-Api-Key`): none
+                // goes to another origin.
+                headers.removeAll { userHeaders.contains($0) || Self.credentialFields.contains(Self.fieldName(of: $0)) }
             }
             current = next
             delegate.prepareForNextResponse()

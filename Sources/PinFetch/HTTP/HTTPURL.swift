@@ -42,9 +42,8 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     init(_ text: String) throws(PinFetchError) {
         // What messages show: secrets as `***`, control characters escaped, at most 200 characters.
         let shown = String(
-            Redaction.url(String(text.unicodeScalars.prefix(4096))).unicodeScalars.map(Self.escaped).joined().prefix(
-                200
-            )
+            Redaction.malformedURL(String(text.unicodeScalars.prefix(4096))).unicodeScalars.map(Self.escaped)
+                .joined().prefix(200)
         )
         guard text.utf8.count <= Self.maximumLength else {
             throw PinFetchError(.usage, "URL is longer than 8 KiB (\(text.utf8.count) bytes): '\(shown.prefix(100))…'")
@@ -84,14 +83,17 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         guard !rawHost.isEmpty else { throw noHost }
         guard portPart.isEmpty || portPart.first == ":" else { throw malformed }
         guard isLiteral || !rawHost.utf8.contains(where: { Self.isUnsafe($0) || $0 == 0x5B || $0 == 0x5D }) else {
-            throw PinFetchError(.usage, "URL host '\(rawHost.prefix(200))' has a character no host name has")
+            throw PinFetchError(.usage, "URL host has a character no host name has: '\(shown)'")
         }
         let portText = portPart.dropFirst()
         var port = scheme == "https" ? 443 : 80
         if !portText.isEmpty {  // "http://h:/" is allowed: an empty port is the default (RFC 3986 §3.2.3)
             guard portText.allSatisfy({ ("0"..."9").contains($0) }), let number = Int(portText),
                 (1...65_535).contains(number)
-            else { throw PinFetchError(.usage, "URL port '\(portText.prefix(20))' is not in 1...65535") }
+            else {
+                // Not the port's text: it may be part of a password holding an unencoded '/'.
+                throw PinFetchError(.usage, "URL port is not a number in 1...65535: '\(shown)'")
+            }
             port = number
         }
         let host = isLiteral ? String(rawHost) : Self.encoded(rawHost, brackets: false)

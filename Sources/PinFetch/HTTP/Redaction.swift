@@ -32,6 +32,34 @@ import Foundation
         return String(text[...question]) + parameters.joined(separator: "&") + text[end...]
     }
 
+    /// `text` (a library's error message, say) with every `scheme://…` in it redacted as
+    /// ``url(_:)`` does: libcurl names the proxy URL, password and all, in some of its errors.
+    public static func text(_ text: String) -> String {
+        guard text.contains("://") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let marker = rest.range(of: "://") {
+            let start =
+                rest[..<marker.lowerBound].lastIndex { !($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+                .map { rest.index(after: $0) } ?? rest.startIndex
+            let end = rest[marker.upperBound...].firstIndex { $0.isWhitespace || "'\"<>".contains($0) } ?? rest.endIndex
+            result += rest[..<start] + Self.url(String(rest[start..<end]))
+            rest = rest[end...]
+        }
+        return result + rest
+    }
+
+    /// A URL that may be malformed (a password holding an unencoded `/`, `?` or `#` ends the
+    /// authority early, so ``url(_:)`` cannot find it) for an error message: everything
+    /// between `://` and the last `@` is hidden.
+    public static func malformedURL(_ url: String) -> String {
+        let hidden = Self.url(url)
+        guard let slashes = hidden.range(of: "://"), let at = hidden[slashes.upperBound...].lastIndex(of: "@") else {
+            return hidden
+        }
+        return hidden[..<slashes.upperBound] + "***" + hidden[at...]
+    }
+
     /// A header line `Name: value` with the value of `Authorization`, `Proxy-Authorization`,
     /// `Cookie` and `Set-Cookie` replaced (`Authorization: ***`), a `Location` redacted as a URL
     /// (``url(_:)``); other lines as they are.
@@ -45,6 +73,12 @@ import Foundation
         return Self.secretHeaderNames.contains(name) ? line[...colon] + " ***" : line
     }
 
+    /// `Name: ***`: a header line the user gave, shown without its value (`-v`).
+    public static func hidingValue(_ line: String) -> String {
+        guard let colon = line.firstIndex(of: ":") else { return "***" }
+        return line[...colon] + " ***"
+    }
+
     /// Header fields whose values are credentials (lower case).
     static let secretHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
@@ -54,6 +88,7 @@ import Foundation
     static let secretQueryNames: Set<String> = [
         "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
         "sig", "signature", "policy", "key-pair-id", "token", "access_token", "auth", "key", "api_key", "apikey",
-        "password", "secret",
+        "password", "secret", "private_token", "job_token", "client_secret", "code", "refresh_token", "id_token",
+        "session_token", "access_key", "secret_key",
     ]
 }

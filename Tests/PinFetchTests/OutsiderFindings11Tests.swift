@@ -1,0 +1,163 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// What an outsider broke in issue 11's first build, each kept as the input that broke it.
+struct OutsiderFindings11Tests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
+
+    @Test func `-v never shows the value of a header the user gave`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                try "PRIVATE-TOKEN: glpat-SECRET\nX-Api-Key: APIKEYSECRET\n".write(
+                    toFile: "\(directory)/h",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let run = await runCLI(["-v", "--json", "-H", "@\(directory)/h", "-o", "\(directory)/o", server.url()])
+                #expect(run.status == 0)
+                #expect(run.standardError.contains("> PRIVATE-TOKEN: ***"), "\(run.standardError)")
+                #expect(!run.standardError.contains("SECRET"))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ["--proxy", "http://pxuser:PROXYSECRET@127.0.0.1:99999"], ["--proxy", "pxuser:PROXY SECRET@127.0.0.1:3128"],
+    ])
+    func `a proxy that cannot work is bad input, shown without its password`(arguments: [String]) async {
+        let run = await runCLI(Self.quiet + arguments + ["-o", "/nonexistent/x", "http://127.0.0.1:9/x"])
+        #expect(run.status == 2)
+        #expect(!run.standardError.contains("SECRET"), "\(run.standardError)")
+    }
+
+    @Test func `libcurl's words about a proxy are shown without its password`() {
+        let text = "Unsupported proxy scheme for 'ftp://pxuser:PROXYSECRET@127.0.0.1:3128'"
+        #expect(Redaction.text(text) == "Unsupported proxy scheme for 'ftp://pxuser:***@127.0.0.1:3128'")
+        let query = "http://h/x?private_token=A&job_token=B&client_secret=C&code=D&v=1"
+        #expect(Redaction.url(query) == "http://h/x?private_token=***&job_token=***&client_secret=***&code=***&v=1")
+        #expect(!Redaction.malformedURL("http://alice:SECRETpw/x@127.0.0.1:9/a").contains("SECRET"))
+    }
+
+    @Test func `--max-time holds while keeping to --limit-rate`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let started = ContinuousClock.now
+                let run = await runCLI(
+                    Self.quiet + ["--max-time", "1", "--limit-rate", "20K", "-o", "\(directory)/o", server.url()]
+                )
+                #expect(ContinuousClock.now - started < .seconds(15))  // 1 MiB at 20 KiB/s is 51 s
+                #expect(run.status == 4, "\(run.standardError)")
+                #expect(run.standardError.contains("--max-time"))
+            }
+        }
+    }
+
+    @Test func `--max-time holds while waiting for another process's lock`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/o"
+                let held = try DestinationLock(path: output + ".part.lock", timeout: 0)
+                defer { held.release() }
+                let started = ContinuousClock.now
+                let run = await runCLI(Self.quiet + ["--max-time", "1", "-o", output, server.url()])
+                #expect(ContinuousClock.now - started < .seconds(10))
+                #expect(run.status == 4, "\(run.standardError)")
+            }
+        }
+    }
+
+    @Test func `--max-time holds while a large destination is checked against the pin`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/o"
+                #expect(truncate(output, 0) != 0 || true)
+                FileManager.default.createFile(atPath: output, contents: nil)
+                #expect(truncate(output, 16 << 30) == 0)  // sparse: hashing it takes many seconds
+                let started = ContinuousClock.now
+                let run = await runCLI(
+                    Self.quiet + ["--max-time", "0.5", "--sha256", Fixtures.sha256A, "-o", output, server.url()]
+                )
+                #expect(ContinuousClock.now - started < .seconds(8))
+                #expect(run.status == 4, "\(run.standardError)")
+                #expect(run.standardError.contains("--max-time"))
+            }
+        }
+    }
+
+    @Test func `an encrypted client key is bad input: pinfetch never prompts for a passphrase`() async throws {
+        try await withTemporaryDirectory { directory in
+            let key = "\(directory)/key.pem"
+            let made = try await ChildProcess.run(
+                TestCertificateAuthority.openssl,
+                [
+                    "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-aes256", "-pass", "pass:x",
+                    "-out", key,
+                ],
+                logs: "\(directory)/openssl"
+            )
+            #expect(made.termination == .exited(0))
+            let run = await runCLI(Self.quiet + ["--cert", key, "-o", "\(directory)/o", "https://127.0.0.1:9/x"])
+            #expect(run.status == 2)
+            #expect(run.standardError.contains("never asks for a passphrase"), "\(run.standardError)")
+        }
+    }
+
+    @Test func `a closed stdout or stderr never crashes the run`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 2_000_000)
+            try await withTemporaryDirectory { directory in
+                let manifest = (1...3).map { "\(server.url()) sha256:\(Fixtures.sha256A) f\($0)" }.joined(
+                    separator: "\n"
+                )
+                try manifest.write(toFile: "\(directory)/m", atomically: true, encoding: .utf8)
+                let child = try await PipeTests.bash(
+                    "\"$PF\" --no-cache --json -P \(directory)/a -i \(directory)/m | head -c1 >/dev/null; "
+                        + "echo \"${PIPESTATUS[0]}\" > \(directory)/s1; "
+                        + "\"$PF\" --no-cache -P \(directory)/b -i \(directory)/m 2>&-; echo $? > \(directory)/s2",
+                    in: directory
+                )
+                #expect(child.termination == .exited(0), "\(child.transcript)")
+                #expect(contents("\(directory)/s1") == Array("0\n".utf8))
+                #expect(contents("\(directory)/s2") == Array("0\n".utf8))
+                #expect(listing("\(directory)/b") == ["f1", "f2", "f3"])
+            }
+        }
+    }
+
+    @Test func `--user and -H stay off a checksum file on another origin`() async throws {
+        let sums = Array("\(Fixtures.sha256A)  file\n".utf8)
+        try await withTestHTTPServer(serving: TestResource(body: sums)) { sumsServer in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(
+                        Self.quiet + ["-u", "alice:USERPW", "-H", "X-Token: T", "-o", "\(directory)/file"]
+                            + ["--checksum-file", sumsServer.url("/SHA256SUMS"), server.url()]
+                    )
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(
+                        sumsServer.requests.allSatisfy {
+                            $0.header("Authorization") == nil && $0.header("X-Token") == nil
+                        }
+                    )
+                    #expect(server.requests.first?.header("Authorization") != nil)
+                }
+            }
+        }
+    }
+
+    @Test func `-H @FILE reads a pipe, as curl does`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let child = try await PipeTests.bash(
+                    "printf 'X-A: 1\\n' | \"$PF\" -q --no-cache -H @/dev/stdin -o \(directory)/o \(server.url())",
+                    in: directory
+                )
+                #expect(child.termination == .exited(0), "\(child.transcript)")
+                #expect(server.requests.first?.header("X-A") == "1")
+            }
+        }
+    }
+}
