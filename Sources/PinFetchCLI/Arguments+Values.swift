@@ -189,8 +189,13 @@ extension Arguments {
             value.contains("://")
             ? Redaction.malformedURL(value)
             : value.lastIndex(of: "@").map { "***" + value[$0...] } ?? value
-        guard !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw PinFetchError(.usage, "--proxy: \(SafeFileName.quoted(shown)) holds a space or control character")
+        guard !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || $0 == "?" || $0 == "#" })
+        else {
+            throw PinFetchError(
+                .usage,
+                "--proxy: \(SafeFileName.quoted(shown)) holds a space, a control character, '?' or '#' "
+                    + "(percent-encode them in a password)"
+            )
         }
         if let scheme = value.range(of: "://") {
             let name = value[..<scheme.lowerBound].lowercased()

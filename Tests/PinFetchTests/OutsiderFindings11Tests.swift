@@ -35,7 +35,7 @@ struct OutsiderFindings11Tests {
 
     @Test func `libcurl's words about a proxy are shown without its password`() {
         let text = "Unsupported proxy scheme for 'ftp://pxuser:PROXYSECRET@127.0.0.1:3128'"
-        #expect(Redaction.text(text) == "Unsupported proxy scheme for 'ftp://pxuser:***@127.0.0.1:3128'")
+        #expect(Redaction.text(text) == "Unsupported proxy scheme for 'ftp://***@127.0.0.1:3128'")
         let query = "http://h/x?private_token=A&job_token=B&client_secret=C&code=D&v=1"
         #expect(Redaction.url(query) == "http://h/x?private_token=***&job_token=***&client_secret=***&code=***&v=1")
         #expect(!Redaction.malformedURL("http://alice:SECRETpw/x@127.0.0.1:9/a").contains("SECRET"))
@@ -158,6 +158,38 @@ struct OutsiderFindings11Tests {
                 #expect(child.termination == .exited(0), "\(child.transcript)")
                 #expect(server.requests.first?.header("X-A") == "1")
             }
+        }
+    }
+
+    // MARK: - The second outsider pass
+
+    @Test func `a proxy password with an unencoded '?' or '/' is never printed`() async {
+        let run = await runCLI(
+            Self.quiet + ["--proxy", "http://u:PX?SECRET@127.0.0.1:1", "-o", "/nonexistent/x", "http://127.0.0.1:9/x"]
+        )
+        #expect(run.status == 2)
+        #expect(!run.standardError.contains("SECRET"), "\(run.standardError)")
+        let libcurl = "Unsupported proxy syntax in 'http://u:PX/SECRET@127.0.0.1:1'"
+        #expect(!Redaction.text(libcurl).contains("SECRET"))
+    }
+
+    @Test func `a token given as the URL's user name, and odd parameter spellings, are hidden`() {
+        #expect(Redaction.url("http://PWSECRET@127.0.0.1:9/f") == "http://***@127.0.0.1:9/f")
+        for query in [
+            "token[]=QSECRET", "x=1;token=QSECRET", "Private-Token=QSECRET", "token%20=QSECRET", "&amp;token=QSECRET",
+        ] {
+            #expect(!Redaction.url("http://h/x?\(query)").contains("QSECRET"), "\(query)")
+        }
+    }
+
+    @Test func `a retry after a host that did not resolve repeats the network error, exit 4`() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = await runCLI(
+                Self.quiet + ["--retries", "1", "-o", "\(directory)/o", "http://nonexist.invalid/x"]
+            )
+            #expect(run.status == 4, "\(run.standardError)")
+            #expect(!run.standardError.contains("bad argument"))
+            #expect(run.int("attempts") == 2)
         }
     }
 }

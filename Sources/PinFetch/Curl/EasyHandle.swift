@@ -217,7 +217,10 @@ final class EasyHandle: @unchecked Sendable {
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
             set(ccurl_easy_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 0))  // Download follows, per origin
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_USERAGENT, "pinfetch/\(PinFetchVersion.current)"))
-            set(ccurl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 512 * 1024))
+            // A hint, so its result is not checked: libcurl 7.88 refuses it (CURLE_BAD_FUNCTION_ARGUMENT)
+            // on a handle whose last transfer failed before connecting (a host that did not
+            // resolve), and every retry then failed with exit 1.
+            _ = ccurl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 512 * 1024)
             set(ccurl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headerList))
             if request.method == .head { set(ccurl_easy_setopt_long(raw, CURLOPT_NOBODY, 1)) }
             if forbidReuse { set(ccurl_easy_setopt_long(raw, CURLOPT_FORBID_REUSE, 1)) }

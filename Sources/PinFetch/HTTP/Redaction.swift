@@ -3,33 +3,51 @@ import Foundation
 /// Secrets replaced by `***` wherever pinfetch shows or stores a URL or a header (issue 10,
 /// point 6; issue 11: `-v`, proxy URLs).
 @_spi(CLI) public enum Redaction {
-    /// `url` with the password of its user information (`http://user:***@host/path`) and the
-    /// values of well-known signing and token query parameters (``secretQueryNames``:
-    /// `?X-Amz-Signature=***`) replaced. A user name alone, and other query parameters, are
-    /// shown as they are. Works on any `scheme://` URL, proxy URLs included.
+    /// `url` with the password of its user information (`http://user:***@host/path`), a user
+    /// name given alone (`http://***@host/`: often a token), and the values of well-known
+    /// signing and token query parameters (``secretQueryNames``: `?X-Amz-Signature=***`)
+    /// replaced. Other query parameters are shown as they are. Works on any `scheme://` URL,
+    /// proxy URLs included. Parameters are split on `&` and `;`; a name counts once decoded,
+    /// lower-cased, trimmed and without a trailing `[]`.
     public static func url(_ url: String) -> String {
         var text = url
         if let slashes = text.range(of: "://") {
             let rest = text[slashes.upperBound...]
             let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex)]
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                text = String(text[..<colon]) + ":***" + text[at...]
+            if let at = authority.lastIndex(of: "@") {
+                if let colon = authority[..<at].firstIndex(of: ":") {
+                    text = String(text[..<colon]) + ":***" + text[at...]
+                } else {
+                    // A user name alone is often a token (`https://TOKEN@host/`): hidden too.
+                    text = String(text[..<slashes.upperBound]) + "***" + text[at...]
+                }
             }
         }
         guard let question = text.firstIndex(of: "?") else { return text }
         let end = text[question...].firstIndex(of: "#") ?? text.endIndex
-        let parameters = text[text.index(after: question)..<end].split(separator: "&", omittingEmptySubsequences: false)
-            .map { parameter -> String in
-                // The name decoded first: `%74oken` is `token` to the server.
-                guard let equals = parameter.firstIndex(of: "="),
-                    Self.secretQueryNames.contains(
-                        (String(parameter[..<equals]).removingPercentEncoding ?? String(parameter[..<equals]))
-                            .lowercased()
-                    )
-                else { return String(parameter) }
-                return parameter[...equals] + "***"
+        var result = ""
+        var name = ""
+        var inValue = false
+        var hiding = false
+        for character in text[text.index(after: question)..<end] {
+            if character == "&" || character == ";" {
+                result.append(character)
+                name = ""
+                inValue = false
+                hiding = false
+            } else if character == "=", !inValue {
+                result.append(character)
+                inValue = true
+                hiding = Self.isSecretName(name)
+                if hiding { result += "***" }
+            } else if !inValue {
+                name.append(character)
+                result.append(character)
+            } else if !hiding {
+                result.append(character)
             }
-        return String(text[...question]) + parameters.joined(separator: "&") + text[end...]
+        }
+        return String(text[...question]) + result + text[end...]
     }
 
     /// `text` (a library's error message, say) with every `scheme://…` in it redacted as
@@ -43,7 +61,7 @@ import Foundation
                 rest[..<marker.lowerBound].lastIndex { !($0.isLetter || $0.isNumber || "+-.".contains($0)) }
                 .map { rest.index(after: $0) } ?? rest.startIndex
             let end = rest[marker.upperBound...].firstIndex { $0.isWhitespace || "'\"<>".contains($0) } ?? rest.endIndex
-            result += rest[..<start] + Self.url(String(rest[start..<end]))
+            result += rest[..<start] + Self.malformedURL(String(rest[start..<end]))
             rest = rest[end...]
         }
         return result + rest
@@ -58,6 +76,14 @@ import Foundation
             return hidden
         }
         return hidden[..<slashes.upperBound] + "***" + hidden[at...]
+    }
+
+    /// Whether a query parameter named `raw` carries a secret (``secretQueryNames``).
+    static func isSecretName(_ raw: String) -> Bool {
+        var name = (raw.removingPercentEncoding ?? raw).trimmingCharacters(in: .whitespaces).lowercased()
+        if name.hasSuffix("[]") { name.removeLast(2) }
+        return Self.secretQueryNames.contains(name)
+            || Self.secretQueryNames.contains(name.replacingOccurrences(of: "-", with: "_"))
     }
 
     /// A header line `Name: value` with the value of `Authorization`, `Proxy-Authorization`,
