@@ -10,7 +10,8 @@ enum JobPlan {
     ///   any file is created.
     static func jobs(for arguments: Arguments) async throws(PinFetchError) -> [FetchJob] {
         for url in arguments.urls { try validateURL(url) }
-        let jobs = try await Self.plan(arguments)
+        var jobs = try await Self.plan(arguments)
+        for index in jobs.indices { jobs[index].pin = try Self.pin(of: jobs[index]) }
         for job in jobs {
             for url in job.mirrors { try validateURL(url) }  // exit 2 before any file is touched
             var isDirectory: ObjCBool = false
@@ -101,6 +102,39 @@ enum JobPlan {
             jobs.append(FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming))
         }
         return jobs
+    }
+
+    /// The pin of `job`: its own (a flag, a manifest, a checksum file) and any that its URLs
+    /// carry in their fragment as pip and PyPI's simple index write them (`#sha256=HEX`,
+    /// `#egg=name&sha512=HEX`; the fragment is never sent), which must all agree.
+    /// - Throws: ``PinFetchError/Code/usage`` for a malformed digest in a fragment, or pins for
+    ///   one file that disagree (other digests, or other algorithms: one file, one pin).
+    static func pin(of job: FetchJob) throws(PinFetchError) -> Pin? {
+        var pin = job.pin
+        for url in job.mirrors {
+            guard let hash = url.firstIndex(of: "#") else { continue }
+            for parameter in url[url.index(after: hash)...].split(separator: "&") {
+                let parts = parameter.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, ["sha256", "sha512"].contains(parts[0].lowercased()) else { continue }
+                let found: Pin
+                do throws(PinFetchError) {
+                    found = try Pin(parsing: "\(parts[0].lowercased()):\(parts[1])")
+                } catch {
+                    throw PinFetchError(
+                        .usage,
+                        "\(Redaction.url(url)): the fragment's \(parts[0]) is not a digest: \(error.message)"
+                    )
+                }
+                if let earlier = pin, earlier != found {
+                    throw PinFetchError(
+                        .usage,
+                        "\(job.destination): two pins disagree: \(earlier) and \(found) (from \(Redaction.url(url)))"
+                    )
+                }
+                pin = found
+            }
+        }
+        return pin
     }
 
     /// `scheme://host:port` of `url`, the default port filled in (RFC 6454), or `nil`.

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// A pin where pip and PyPI's simple index keep it: `URL#sha256=HEX` (issue 12, point 3). Before,
+/// the fragment was ignored and a wrong digest in it still downloaded with exit 0.
+struct FragmentPinTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
+
+    @Test func `a wrong digest in the fragment is a mismatch, and the fragment is never sent`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(
+                    Self.quiet + ["-o", "\(directory)/o", server.url() + "#sha256=\(Fixtures.sha256B)"]
+                )
+                #expect(run.status == 9, "\(run.standardError)")
+                #expect(listing(directory).isEmpty)
+                #expect(server.requests.allSatisfy { !$0.target.contains("#") && !$0.target.contains("sha256") })
+            }
+        }
+    }
+
+    @Test func `the right digest in the fragment pins the file: a rerun needs no request`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let url = server.url() + "#egg=tool&sha256=\(Fixtures.sha256A.uppercased())"
+                #expect(await runCLI(Self.quiet + ["-o", "\(directory)/o", url]).status == 0)
+                let again = await runCLI(Self.quiet + ["-o", "\(directory)/o", url])
+                #expect(again.string("status") == "already-complete")
+                #expect(server.getRequests.count == 1)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ["--sha256", Fixtures.sha256A, "URL#sha256=\(Fixtures.sha256B)"],
+        ["URL#sha256=\(Fixtures.sha256A)", "URL#sha256=\(Fixtures.sha256B)"],
+        ["--checksum", "sha512:\(String(repeating: "a", count: 128))", "URL#sha256=\(Fixtures.sha256A)"],
+        ["URL#sha256=nothex"],
+    ])
+    func `pins that disagree, or a malformed one, are bad input before any request`(arguments: [String]) async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let given = arguments.map { $0.replacingOccurrences(of: "URL", with: server.url()) }
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/o"] + given)
+                #expect(run.status == 2, "\(run.standardError)")
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory).isEmpty)
+            }
+        }
+    }
+
+    @Test func `a manifest line's URL can carry its pin`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                try "\(server.url())#sha256=\(Fixtures.sha256B) out\n".write(
+                    toFile: "\(directory)/m",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let run = await runCLI(Self.quiet + ["-P", "\(directory)/d", "-i", "\(directory)/m"])
+                #expect(run.status == 9)
+            }
+        }
+    }
+}
