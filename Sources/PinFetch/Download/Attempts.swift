@@ -13,8 +13,9 @@ extension Download {
     }
 
     /// GETs until the partial holds the whole representation, with retries, back-off and mirrors.
-    func download() throws(PinFetchError) {
-        var policy = RetryPolicy(options: self.options, mirrorCount: self.mirrors.count)
+    /// - Parameter excluded: Mirrors not to go to (they delivered other bytes than the pin).
+    func download(excluding excluded: Set<Int> = []) throws(PinFetchError) {
+        var policy = RetryPolicy(options: self.options, mirrorCount: self.mirrors.count, excluding: excluded)
         while true {
             if self.control.isCancelled { try self.stopForCancellation() }
             if let remaining = self.remainingTime, remaining <= 0 { try self.stopForMaximumTime() }

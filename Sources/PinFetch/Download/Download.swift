@@ -185,6 +185,7 @@ final class Download {
         try self.takeOverPartial()
 
         var startedOverAfterMismatch = false
+        var deliveredOtherBytes = Set<Int>()  // mirrors whose download from byte 0 mismatched the pin
         while true {
             let digest = self.digest.finalize()
             guard let mismatch = self.mismatch(of: digest) else {
@@ -202,8 +203,48 @@ final class Download {
                 try self.download()
                 continue
             }
+            // A mirror that sent other bytes than the pin (a stale or wrong mirror is why people
+            // list several): the next one that has not, from byte 0 (DESIGN.md, "Mirrors").
+            let from = self.mirrors.count > 1 ? " (from \(self.currentLabel))" : ""
+            if self.pin != nil, self.mirrors.count > 1 {
+                deliveredOtherBytes.insert(self.mirrorIndex)
+                let count = self.mirrors.count
+                if let next = (1..<count).lazy.map({ (self.mirrorIndex + $0) % count })
+                    .first(where: { !deliveredOtherBytes.contains($0) })
+                {
+                    self.report(
+                        .restarted(
+                            path: self.destination,
+                            reason: "\(mismatch)\(from); trying mirror \(next + 1) of \(count)"
+                        )
+                    )
+                    try self.startOver()
+                    self.restartPending = false
+                    self.state.crossMirror = false
+                    self.mirrorIndex = next
+                    do throws(PinFetchError) {
+                        try self.download(excluding: deliveredOtherBytes)
+                    } catch {
+                        // The mirrors left failed otherwise: every mirror that answered with a
+                        // body sent other bytes, and that is what the run found.
+                        guard
+                            [
+                                PinFetchError.Code.network, .serverResponse, .authentication, .tlsVerification,
+                                .protocolViolation,
+                            ]
+                            .contains(error.code)
+                        else { throw error }
+                        try self.discardPartial()
+                        throw PinFetchError(
+                            .digestMismatch,
+                            "\(mismatch)\(from); no other mirror delivered the file: \(error.message)"
+                        )
+                    }
+                    continue
+                }
+            }
             try self.discardPartial()
-            throw PinFetchError(.digestMismatch, mismatch)
+            throw PinFetchError(.digestMismatch, mismatch + from)
         }
     }
 

@@ -28,11 +28,13 @@ struct RetryPolicy {
     private var tried = Set<Int>()
     private var dead = Set<Int>()
 
-    init(options: FetchOptions, mirrorCount: Int) {
+    /// - Parameter excluded: Mirrors never to go to (as if they had failed for good).
+    init(options: FetchOptions, mirrorCount: Int, excluding excluded: Set<Int> = []) {
         self.retries = options.retries
         self.retryDelay = options.retryDelay
         self.maximumRetryDelay = options.maximumRetryDelay
         self.mirrorCount = max(1, mirrorCount)
+        self.dead = excluded
     }
 
     /// After a failure of `code` on mirror `current`: where to go next, or `nil` to give up.

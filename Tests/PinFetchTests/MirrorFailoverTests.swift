@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// A mirror that lies (issue 12, point 1): a mismatch on one mirror moves to the next from
+/// byte 0; exit 9 only when every mirror that answered sent other bytes.
+struct MirrorFailoverTests {
+    static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
+    static var resourceB: TestResource { TestResource(body: Fixtures.b, etag: Fixtures.etagB) }
+
+    @Test func `a mirror serving other bytes hands over to the next, which has the pinned file`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+            try await withTestHTTPServer(serving: Self.resourceB) { lying in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(
+                        Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/o", lying.url(), good.url()]
+                    )
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(contents("\(directory)/o") == Fixtures.a)
+                    #expect(lying.getRequests.count == 1)
+                    #expect(good.getRequests.count == 1)
+                    #expect(good.getRequests.first?.header("Range") == nil)  // from byte 0
+                    #expect(listing(directory) == ["o"])
+                }
+            }
+        }
+    }
+
+    @Test func `exit 9 only when every mirror that answered sent other bytes`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceB) { second in
+            try await withTestHTTPServer(serving: Self.resourceB) { first in
+                try await withTestHTTPServer(serving: Self.resourceB) { gone in
+                    gone.faults = TestFaults(status: 404)
+                    try await withTemporaryDirectory { directory in
+                        let both = await runCLI(
+                            Self.quiet + [
+                                "--sha256", Fixtures.sha256A, "-o", "\(directory)/a", first.url(), second.url(),
+                            ]
+                        )
+                        #expect(both.status == 9, "\(both.standardError)")
+                        #expect(first.getRequests.count == 1 && second.getRequests.count == 1)
+                        // The other mirror gave no body at all: still the mismatch decides.
+                        let withGone = await runCLI(
+                            Self.quiet + [
+                                "--sha256", Fixtures.sha256A, "-o", "\(directory)/b", first.url(), gone.url(),
+                            ]
+                        )
+                        #expect(withGone.status == 9, "\(withGone.standardError)")
+                        #expect(withGone.standardError.contains("from \(first.url())"), "\(withGone.standardError)")
+                        #expect(listing(directory).isEmpty)
+                    }
+                }
+            }
+        }
+    }
+}
