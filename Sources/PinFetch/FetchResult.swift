@@ -38,6 +38,21 @@ public struct FetchResult: Sendable {
     /// when nothing is left. Whoever keeps partials owns their cleanup: `pinfetch gc` removes
     /// abandoned ones.
     public var partial: KeptPartial? = nil
+    /// The mirror whose bytes were committed, or the last one tried (password and signing
+    /// parameters as `***`); `nil` when no request was made (already complete, from the cache).
+    public var source: String? = nil
+    /// Each mirror tried, in the order first tried, with how it ended.
+    public var mirrors: [MirrorOutcome] = []
+
+    /// How one mirror ended for this file.
+    public struct MirrorOutcome: Sendable, Hashable {
+        /// The mirror, password and signing parameters as `***`.
+        public var url: String
+        /// `ok` (its bytes were committed), `mismatch` (it sent other bytes than the pin), or
+        /// the kind of its last failure (``PinFetchError/Code/description``: `network`,
+        /// `serverResponse`, …).
+        public var outcome: String
+    }
 
     /// A partial left on disk for a later run to resume.
     public struct KeptPartial: Sendable, Hashable {

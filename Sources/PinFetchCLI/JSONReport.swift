@@ -21,6 +21,11 @@ struct JSONReport: Encodable {
         let bytes: Int64
     }
 
+    private struct MirrorReport: Encodable {
+        let url: String
+        let outcome: String
+    }
+
     private struct ErrorReport: Encodable {
         let kind: String
         let message: String
@@ -42,6 +47,11 @@ struct JSONReport: Encodable {
         try container.encode(self.result.fromCache, forKey: Key("from_cache"))
         try container.encode(self.result.fromCache ? "local" : nil as String?, forKey: Key("cache"))
         try container.encode((self.result.elapsedSeconds * 1000).rounded() / 1000, forKey: Key("elapsed_s"))
+        try container.encode(self.result.source, forKey: Key("source"))
+        try container.encode(
+            self.result.mirrors.map { MirrorReport(url: $0.url, outcome: $0.outcome) },
+            forKey: Key("mirrors")
+        )
         try container.encode(
             self.result.partial.map { KeptPartial(path: $0.path, bytes: $0.bytes) },
             forKey: Key("partial")

@@ -20,6 +20,12 @@ struct MirrorFailoverTests {
                     #expect(good.getRequests.count == 1)
                     #expect(good.getRequests.first?.header("Range") == nil)  // from byte 0
                     #expect(listing(directory) == ["o"])
+                    #expect(run.string("url") == lying.url())  // the file's identity: the first URL
+                    #expect(run.string("source") == good.url())
+                    let mirrors = (run.json["mirrors"] as? [[String: Any]])?.map {
+                        "\($0["url"] as? String ?? "") \($0["outcome"] as? String ?? "")"
+                    }
+                    #expect(mirrors == ["\(lying.url()) mismatch", "\(good.url()) ok"])
                 }
             }
         }
@@ -48,6 +54,27 @@ struct MirrorFailoverTests {
                         #expect(withGone.standardError.contains("from \(first.url())"), "\(withGone.standardError)")
                         #expect(listing(directory).isEmpty)
                     }
+                }
+            }
+        }
+    }
+
+    @Test func `the JSON line names the mirror that delivered and how each tried mirror ended`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+            try await withTestHTTPServer(serving: Self.resourceB) { gone in
+                gone.faults = TestFaults(status: 404)
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(Self.quiet + ["-o", "\(directory)/o", gone.url(), good.url()])
+                    #expect(run.status == 0)
+                    #expect(run.string("source") == good.url())
+                    let outcomes = (run.json["mirrors"] as? [[String: Any]])?.map { $0["outcome"] as? String ?? "" }
+                    #expect(outcomes == ["serverResponse", "ok"])
+                    let again = await runCLI(
+                        Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/o", good.url()]
+                    )
+                    #expect(again.string("status") == "already-complete")
+                    #expect(again.json["source"] is NSNull)
+                    #expect((again.json["mirrors"] as? [Any])?.isEmpty == true)
                 }
             }
         }

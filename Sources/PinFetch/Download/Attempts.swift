@@ -20,6 +20,9 @@ extension Download {
             if self.control.isCancelled { try self.stopForCancellation() }
             if let remaining = self.remainingTime, remaining <= 0 { try self.stopForMaximumTime() }
             self.attempts += 1
+            if !self.mirrorOutcomes.contains(where: { $0.index == self.mirrorIndex }) {
+                self.note(self.mirrorIndex, "tried")
+            }
             let before = self.state.offset
             let result: AttemptResult
             do {
@@ -46,6 +49,7 @@ extension Download {
                     self.restartPending = true  // the partial goes once an answer replaces it
                 }
             case .failed(let error, let retryable, let retryAfter):
+                self.note(self.mirrorIndex, error.code.description)
                 if error.code == .cancelled { try self.stopForCancellation() }
                 let retriesBefore = policy.retriesUsed
                 guard

@@ -18,6 +18,8 @@ final class Download {
     let mirrors: [HTTPURL]
     /// The mirror requests go to now.
     var mirrorIndex = 0
+    /// How each mirror tried so far ended, in the order first tried (`--json` `mirrors`).
+    var mirrorOutcomes: [(index: Int, outcome: String)] = []
     var currentURL: String { self.mirrors[self.mirrorIndex].text }
     /// The current mirror as messages show it: a password in the URL is `***`.
     var currentLabel: String { self.mirrors[self.mirrorIndex].redacted }
@@ -124,6 +126,12 @@ final class Download {
         result.restarts = self.restarts
         result.attempts = self.attempts
         result.elapsedSeconds = Date().timeIntervalSince(self.started)
+        if !self.mirrorOutcomes.isEmpty {
+            result.source = self.mirrors[self.mirrorIndex].redacted
+            result.mirrors = self.mirrorOutcomes.map {
+                FetchResult.MirrorOutcome(url: self.mirrors[$0.index].redacted, outcome: $0.outcome)
+            }
+        }
         let sidecars = self.sidecars
         if result.error != nil, FileSystem.exists(sidecars.checkpoint), let size = FileSystem.size(of: sidecars.partial)
         {
@@ -190,8 +198,10 @@ final class Download {
             let digest = self.digest.finalize()
             guard let mismatch = self.mismatch(of: digest) else {
                 try self.commit()
+                if self.attempts > 0 { self.note(self.mirrorIndex, "ok") }
                 return digest
             }
+            if self.attempts > 0 { self.note(self.mirrorIndex, "mismatch") }
             // A spliced partial that mismatches may hold bytes of two representations: one
             // clean download from byte 0 decides (DESIGN.md, "Finalize").
             if self.state.spliced, !startedOverAfterMismatch {
@@ -312,6 +322,15 @@ final class Download {
     /// Hands `event` to the caller's hook (``FetchOptions/events``), if any.
     func report(_ event: FetchEvent) {
         self.options.events?(event)
+    }
+
+    /// Records how mirror `index` ended so far (the latest word counts; the order is first tried).
+    func note(_ index: Int, _ outcome: String) {
+        if let position = self.mirrorOutcomes.firstIndex(where: { $0.index == index }) {
+            self.mirrorOutcomes[position].outcome = outcome
+        } else {
+            self.mirrorOutcomes.append((index, outcome))
+        }
     }
 
     /// Reports a decision in words (``FetchEvent/decision(path:message:)``, `-v`).
