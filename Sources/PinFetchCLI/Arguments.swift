@@ -155,6 +155,23 @@ public struct Arguments: Sendable {
             }
         }
         guard parsed.action == .fetch else { return parsed }
+        // `--checksum-file SUMS --base-url URL/` without a URL means what `-i SUMS --base-url URL/`
+        // does: every entry (people write it both ways).
+        if parsed.inputFile == nil, urls.isEmpty, parsed.baseURL != nil, let sums = parsed.checksumFile {
+            parsed.inputFile = sums
+            parsed.checksumFile = nil
+            sawPin = nil  // it was this file
+        }
+        if parsed.baseURL != nil {
+            // Each entry of the checksum file has its own pin: another one would be ignored.
+            if parsed.checksumFile != nil {
+                throw PinFetchError(
+                    .usage,
+                    "--checksum-file with -i FILE --base-url: FILE is the checksum file already"
+                )
+            }
+            if let sawPin { throw PinFetchError(.usage, "\(sawPin) with --base-url: each entry has its own pin") }
+        }
         if parsed.inputFile != nil {
             guard urls.isEmpty else {
                 throw PinFetchError(.usage, "give URLs on the command line or with -i, not both")
