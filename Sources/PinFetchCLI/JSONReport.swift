@@ -62,13 +62,6 @@ struct JSONReport: Encodable {
         }
     }
 
-    /// One line of JSON.
-    func line() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
 }
 
 /// The `--dry-run --json` line for one file: `path`, `url`, `mirrors`, `pin` (`sha256:HEX` or
@@ -105,7 +98,10 @@ struct DryRunReport: Encodable {
         try container.encode(bytes, forKey: .resumeBytes)
     }
 
-    /// One line of JSON.
+}
+
+extension Encodable {
+    /// One line of JSON, keys sorted, `/` unescaped (`--json`, `--dry-run --json`).
     func line() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -113,9 +113,6 @@ extension Download {
         )
     }
 
-    /// ``maximumTimeError(after:)`` with no last failure.
-    var maximumTimeError: PinFetchError { self.maximumTimeError() }
-
     /// Ends the file when ``FetchOptions/maximumTime`` ran out, the partial kept for a later run.
     private func stopForMaximumTime(after last: PinFetchError? = nil) throws(PinFetchError) -> Never {
         let error = self.maximumTimeError(after: last)

@@ -102,8 +102,7 @@ extension Download {
         let digest = RunningDigest(algorithm: pin.algorithm)
         try self.rehash(placed, upTo: size, into: digest)  // the copy's own bytes
         guard digest.finalize() == pin.digest else {
-            try FileSystem.remove(placedPath)
-            cache.remove(entry)
+            cache.remove(entry)  // the placement goes with the defer above
             self.warn("cache entry \(entry.path) did not hold the pinned bytes: removed")
             return nil
         }

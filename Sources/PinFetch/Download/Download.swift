@@ -114,7 +114,7 @@ final class Download {
             // entry, waiting for the lock) says so, as a network failure (exit 4).
             result.error =
                 error.code == .cancelled && !self.control.isCancelled && self.pastDeadline
-                ? self.maximumTimeError : error
+                ? self.maximumTimeError() : error
         }
         result.bytes = self.state.offset
         result.algorithm = self.state.algorithm
@@ -162,7 +162,7 @@ final class Download {
         do throws(PinFetchError) {
             lock = try DestinationLock(path: sidecars.lock, timeout: lockTimeout) { [control] in control.isCancelled }
         } catch {
-            if error.code == .destinationLocked, self.pastDeadline { throw self.maximumTimeError }
+            if error.code == .destinationLocked, self.pastDeadline { throw self.maximumTimeError() }
             throw error
         }
         defer { lock.release() }
