@@ -73,6 +73,11 @@ public struct FetchOptions: Sendable {
     /// the user or writable by others, and an entry that is not a regular file owned by the
     /// user, are ignored with a ``FetchEvent/warning(path:message:)``.
     public var cacheDirectory: String? = nil
+    /// Give the file the modification time of the answer's `Last-Modified` (an HTTP-date,
+    /// RFC 9110 §8.8.2), as `curl -R` and `wget -N` do, so a mirror looks like its source. Only
+    /// a file whose bytes were answered in this run gets it; a file already complete or placed
+    /// from the cache keeps its own, as does one whose answer had no valid `Last-Modified`.
+    public var remoteTime = false
     /// Called from the transfer thread as bytes arrive (five times a second at most).
     public var progress: (@Sendable (FetchProgress) -> Void)? = nil
     /// Called from the transfer thread for each ``FetchEvent``: progress (as ``progress``), a

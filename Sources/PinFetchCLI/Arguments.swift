@@ -31,6 +31,9 @@ public struct Arguments: Sendable {
     public var cacheDirectory: String?
     /// `--no-cache`: no cache, whatever `--cache-dir` or `PINFETCH_CACHE_DIR` say.
     public var noCache = false
+    /// `-R`/`--remote-time` (`true`) or `--no-remote-time` (`false`); `nil` means on with
+    /// `--base-url` (a mirror looks like its source), off otherwise.
+    public var remoteTime: Bool?
     /// `--sha256` / `--checksum`.
     public var pin: Pin?
     public var options = FetchOptions()
@@ -151,6 +154,8 @@ public struct Arguments: Sendable {
                 guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
                 parsed.cacheDirectory = value
             case "--no-cache": parsed.noCache = true
+            case "-R", "--remote-time": parsed.remoteTime = true
+            case "--no-remote-time": parsed.remoteTime = false
             default: throw PinFetchError(.usage, "unknown option \(argument) (see --help)")
             }
         }
@@ -189,6 +194,7 @@ public struct Arguments: Sendable {
             throw PinFetchError(.usage, "--key goes with --cert")
         }
         if parsed.verbose, parsed.quiet { throw PinFetchError(.usage, "-v and -q: give one") }
+        parsed.options.remoteTime = parsed.remoteTime ?? (parsed.baseURL != nil)
         parsed.trustAnchorsFromEnvironment()
         parsed.urls = urls
         if !parsed.noCache {

@@ -80,6 +80,7 @@ public enum CommandLineTool {
           -P, --directory-prefix DIR put outputs under DIR
           -i, --input-file FILE      many files: lines of 'URL [URL ...] [checksum] [output]'
               --base-url URL         with -i: FILE is a checksum file; each entry is fetched from URL/name
+                                     and saved as name under -P (its directories kept)
               --shard K/N            with -i: only entries whose index mod N is K
           -j, --jobs N               downloads at once (default 1)
               --fail-fast            start no new file after the first failure
@@ -89,6 +90,8 @@ public enum CommandLineTool {
               --cache-dir DIR        keep copies of pinned files by digest; reuse them without a
                                      request (also PINFETCH_CACHE_DIR; default: no cache)
               --no-cache             no cache, whatever --cache-dir or PINFETCH_CACHE_DIR say
+          -R, --remote-time          set the file's mtime from Last-Modified (default with --base-url)
+              --no-remote-time       keep the time of the download
               --sha256 HEX           pin a SHA-256 (64 hex digits, any case)
               --checksum SPEC        sha256:HEX | sha512:HEX | sha256-BASE64 | sha512-BASE64 (SRI)
               --retries N            attempts after the first (default 5); 0 = fail fast

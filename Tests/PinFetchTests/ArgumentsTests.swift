@@ -279,4 +279,17 @@ struct CommandLineUsageTests {
         #expect(libraries.contains { $0.hasPrefix("nghttp2/") }, "\(run.standardOutput)")
         #expect(run.standardError == "")
     }
+
+    @Test(arguments: [
+        (["https://h/f"], false), (["-R", "https://h/f"], true), (["--remote-time", "https://h/f"], true),
+        (["-i", "S", "--base-url", "https://h/"], true),
+        (["-i", "S", "--base-url", "https://h/", "--no-remote-time"], false),
+        (["--no-remote-time", "-R", "https://h/f"], true), (["-i", "S"], false),
+    ])
+    func `remote time is on with --base-url or -R, and --no-remote-time turns it off`(
+        arguments: [String],
+        expected: Bool
+    ) throws {
+        #expect(try Arguments.parse(arguments).options.remoteTime == expected)
+    }
 }

@@ -205,7 +205,7 @@ struct ManifestTests {
     static let md5 = String(repeating: "1", count: 32)
 
     @Test(arguments: ["https://mirror.example/dist", "https://mirror.example/dist/"])
-    func `each checksum entry becomes base URL plus name, pinned, saved under its last component`(
+    func `each checksum entry becomes base URL plus name, pinned, saved under its own relative path`(
         baseURL: String
     ) throws {
         let file = try Self.checksumFile(
@@ -224,7 +224,7 @@ struct ManifestTests {
                 Manifest.Entry(
                     mirrors: ["https://mirror.example/dist/linux/amd64/tool"],
                     pin: Self.pinB,
-                    output: "tool",
+                    output: "linux/amd64/tool",
                     line: 4
                 ),
                 Manifest.Entry(
@@ -256,17 +256,23 @@ struct ManifestTests {
         )
     }
 
-    @Test func `one output name for two paths with the same pin makes them mirrors`() throws {
-        let file = try Self.checksumFile("\(Self.hexA)  stable/app.tar.gz\n\(Self.hexA)  v1.2/app.tar.gz\n")
+    @Test func `one base name in two directories is two files of a tree`() throws {
+        let file = try Self.checksumFile("\(Self.hexA)  linux/amd64/tool\n\(Self.hexB)  darwin/arm64/tool\n")
         let manifest = try Manifest(checksumFile: file, baseURL: "https://m.example/r/")
         #expect(
             manifest.entries == [
                 Manifest.Entry(
-                    mirrors: ["https://m.example/r/stable/app.tar.gz", "https://m.example/r/v1.2/app.tar.gz"],
+                    mirrors: ["https://m.example/r/linux/amd64/tool"],
                     pin: Self.pinA,
-                    output: "app.tar.gz",
+                    output: "linux/amd64/tool",
                     line: 1
-                )
+                ),
+                Manifest.Entry(
+                    mirrors: ["https://m.example/r/darwin/arm64/tool"],
+                    pin: Self.pinB,
+                    output: "darwin/arm64/tool",
+                    line: 2
+                ),
             ]
         )
     }
@@ -285,10 +291,17 @@ struct ManifestTests {
             reason: "two different sha256 checksums for 'a.bin' in the checksum file (lines 1 and 2)"
         ),
         BadChecksumFile(
-            text: "\(hexA)  linux/app\n\(hexB)  darwin/app\n",
+            text: "\(hexA)  linux/app\n\(hexB)  linux/app/README\n",
             baseURL: "https://m.example/",
-            reason: "would both be saved as 'app'"
+            reason: "lines 1 and 2: 'linux/app' is a file and the directory of 'linux/app/README'"
         ),
+        BadChecksumFile(
+            text: "\(hexB)  linux/app/README\n\(hexA)  linux/app\n",
+            baseURL: "https://m.example/",
+            reason: "lines 2 and 1: 'linux/app' is a file and the directory of 'linux/app/README'"
+        ),
+        BadChecksumFile(text: "\(hexA)  a//b\n", baseURL: "https://m.example/", reason: "empty, '.' or '..' segment"),
+        BadChecksumFile(text: "\(hexA)  a/./b\n", baseURL: "https://m.example/", reason: "empty, '.' or '..' segment"),
         BadChecksumFile(text: hexA, baseURL: "https://m.example/", reason: "bare digest"),
         BadChecksumFile(text: "\(md5)  a.bin\n", baseURL: "https://m.example/", reason: "no sha256 or sha512"),
         BadChecksumFile(text: "\(hexA)  /abs/a.bin\n", baseURL: "https://m.example/", reason: "line 1"),

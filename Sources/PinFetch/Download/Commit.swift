@@ -9,6 +9,9 @@ extension Download {
         // A zero-byte body wrote no partial.
         if self.partial == nil { self.partial = try PartialFile(path: sidecars.partial, fresh: true) }
         try self.partial!.setMode(FileSystem.creationMode)  // private while unverified, usual once verified
+        if self.options.remoteTime, let seconds = self.remoteModified {
+            try self.partial!.setModificationTime(seconds)  // before the fsync: durable with the bytes
+        }
         try self.partial!.synchronize()
         guard self.partial!.isStill(at: sidecars.partial) else {
             throw PinFetchError(

@@ -62,6 +62,9 @@ final class Download {
     /// The mirror probed and what it said; the final head of that HEAD, whatever its status.
     var probeResult: (mirror: Int, probe: Probe?, head: ResponseHead?)?
     var fromCache = false
+    /// The `Last-Modified` of the representation this run's answers delivered, in seconds since
+    /// the epoch (``FetchOptions/remoteTime``).
+    var remoteModified: Int64?
     /// The file turned out larger than ``FetchOptions/maximumFileSize``: its partial goes.
     var oversized = false
     /// `true` when the destination already held the pinned file.

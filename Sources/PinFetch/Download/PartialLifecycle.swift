@@ -46,6 +46,7 @@ extension Download {
         self.state.validator = head.validator
         self.state.source = self.currentLabel  // no secrets: it goes into the checkpoint
         self.state.totalLength = totalLength
+        self.remoteModified = head.value("last-modified").flatMap { HTTPDate.parse($0) }
         self.state.serverDigest = nil
         if self.pin == nil {
             // Nothing hashed yet: hash with what the server can check (SHA-256 unless it offers only SHA-512).
@@ -71,6 +72,7 @@ extension Download {
     func continueRepresentation(_ head: ResponseHead, totalLength: Int64?) throws(PinFetchError) {
         if self.partial == nil { self.partial = try PartialFile(path: self.sidecars.partial) }
         if let totalLength { self.state.totalLength = totalLength }
+        self.remoteModified = head.value("last-modified").flatMap { HTTPDate.parse($0) }
         self.state.noteServerDigest(from: head, wholeContent: false)
         if self.state.crossMirror {
             // From now on the partial continues this mirror's representation; the pin decides.

@@ -94,6 +94,15 @@ final class PartialFile: Sendable {
         guard futimens(self.descriptor, &times) == 0 else { throw FileSystem.error("cannot touch", self.path) }
     }
 
+    /// Sets the modification time to `seconds` since the epoch; the access time is left as is.
+    func setModificationTime(_ seconds: Int64) throws(PinFetchError) {
+        let omit = timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)  // UTIME_OMIT (sys/stat.h), not imported
+        var times = [omit, timespec(tv_sec: Int(seconds), tv_nsec: 0)]
+        guard futimens(self.descriptor, &times) == 0 else {
+            throw FileSystem.error("cannot set the modification time of", self.path)
+        }
+    }
+
     /// Cuts the file to `length` bytes (bytes past a checkpoint were never covered by a durable hash).
     func truncate(to length: Int64) throws(PinFetchError) {
         guard ftruncate(self.descriptor, off_t(length)) == 0 else {
@@ -234,14 +243,17 @@ enum FileSystem {
         }
     }
 
-    /// Creates `directory` and its missing parents (mode 0755), like `mkdir -p`.
+    /// Creates `directory` and its missing parents (mode 0755 under the umask), like `mkdir -p`,
+    /// and `fsync`s the parent of each one created, so a file committed into a new directory
+    /// (a mirrored tree) is reachable after a crash.
     static func createDirectories(_ directory: String) throws(PinFetchError) {
         guard !Self.exists(directory) else { return }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw PinFetchError(.fileIO, "cannot create directory \(directory): \(error.localizedDescription)")
+        let parent = Self.directory(of: directory)
+        if parent != directory { try Self.createDirectories(parent) }
+        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else {
+            throw Self.error("cannot create directory", directory)
         }
+        try Self.synchronizeDirectory(of: directory)
     }
 
     /// `rename(from, to)` then `fsync` of the directory holding `to`, so the new name is durable.

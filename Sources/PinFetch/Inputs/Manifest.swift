@@ -78,19 +78,20 @@
     ///
     /// Each file name becomes the mirror `<baseURL><name>` (leading `./` removed, the name
     /// percent-encoded except for `/` and the characters RFC 3986 §3.3 allows in a path), pinned
-    /// to its digest, with output name the part after its last `/`. Entries come in checksum-file
-    /// order, each named once: the same name with the same digest twice is one entry, and with
-    /// SHA-256 and SHA-512 digests it keeps the SHA-512 one. Two names that would be saved under
-    /// one output name with the same pin become mirrors of one entry. Unsupported algorithms
-    /// (MD5, SHA-1, ...) are skipped.
+    /// to its digest, with the name itself as output name: its directories are kept, so a tree
+    /// such as `linux/amd64/tool` and `darwin/arm64/tool` is mirrored as a tree. Entries come in
+    /// checksum-file order, each named once: the same name with the same digest twice is one
+    /// entry, and with SHA-256 and SHA-512 digests it keeps the SHA-512 one. Unsupported
+    /// algorithms (MD5, SHA-1, ...) are skipped.
     ///
     /// - Parameters:
     ///   - checksumFile: The parsed checksum file.
     ///   - baseURL: An `http`/`https` URL; a `/` is added when it does not end with one.
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) when `baseURL` is no such URL; when the
     ///   file has no SHA-256 or SHA-512 entry (or only a bare digest, which names no file); when
-    ///   a name is absolute, empty or has a `..` segment; when one name has two different digests
-    ///   of one algorithm; or when two names with different pins would get the same output name.
+    ///   a name is absolute, empty, ends in `/` or has an empty, `.` or `..` segment (after a
+    ///   leading `./`); when one name is a directory of another; or when one name has two
+    ///   different digests of one algorithm.
     public init(checksumFile: ChecksumFile, baseURL: String) throws(PinFetchError) {
         guard Self.isURL(baseURL) else {
             throw PinFetchError(
@@ -112,29 +113,25 @@
             if groups[name] == nil { order.append(name) }
             groups[name, default: []].append(item)
         }
+        // A name that is a directory of another (`tool` and `tool/README`) cannot be both.
+        for name in order {
+            var prefix = Substring(name)
+            while let slash = prefix.lastIndex(of: "/") {
+                prefix = prefix[..<slash]
+                guard let file = groups[String(prefix)] else { continue }
+                throw PinFetchError(
+                    .usage,
+                    "checksum file lines \(file[0].line) and \(groups[name]![0].line): \(SafeFileName.quoted(String(prefix))) "
+                        + "is a file and the directory of \(SafeFileName.quoted(name))"
+                )
+            }
+        }
         var entries: [Entry] = []
-        var names: [String] = []  // the checksum-file name of each entry
-        var entryForOutput: [String: Int] = [:]
         for name in order {
             let group = groups[name]!
             let best = try ChecksumFile.strongest(of: group, for: name)
-            let output = Self.lastComponent(name)
             let url = base + Self.percentEncoded(name)
-            if let index = entryForOutput[output] {
-                guard entries[index].pin == best.pin else {
-                    throw PinFetchError(
-                        .usage,
-                        "\(SafeFileName.quoted(names[index])) (line \(entries[index].line)) and "
-                            + "\(SafeFileName.quoted(name)) (line \(best.line)) of the checksum file would both "
-                            + "be saved as \(SafeFileName.quoted(output))"
-                    )
-                }
-                entries[index].mirrors.append(url)
-                continue
-            }
-            entryForOutput[output] = entries.count
-            names.append(name)
-            entries.append(Entry(mirrors: [url], pin: best.pin, output: output, line: group[0].line))
+            entries.append(Entry(mirrors: [url], pin: best.pin, output: name, line: group[0].line))
         }
         self.entries = entries
     }
@@ -243,23 +240,18 @@
         var bytes = Array(name.utf8)[...]
         while bytes.starts(with: [UInt8(ascii: "."), UInt8(ascii: "/")]) { bytes.removeFirst(2) }
         let segments = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard !bytes.isEmpty, bytes.first != UInt8(ascii: "/"), bytes.last != UInt8(ascii: "/"),
-            !segments.contains(where: { $0.elementsEqual("..".utf8) })
+        // Each segment is a directory under -P as well as a URL path segment: none may climb out
+        // or be ambiguous (`a//b`, `a/./b` would name one file two ways).
+        guard !bytes.isEmpty,
+            !segments.contains(where: { $0.isEmpty || $0.elementsEqual("..".utf8) || $0.elementsEqual(".".utf8) })
         else {
             throw PinFetchError(
                 .usage,
                 "checksum file line \(line): the name \(SafeFileName.quoted(name)) cannot be put under a base URL "
-                    + "(it is empty, absolute, ends in '/' or has a '..' segment)"
+                    + "(it is empty, absolute, ends in '/' or has an empty, '.' or '..' segment)"
             )
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// The part of `name` after its last `/`.
-    private static func lastComponent(_ name: String) -> String {
-        let bytes = Array(name.utf8)
-        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return name }
-        return String(decoding: bytes[(slash + 1)...], as: UTF8.self)
     }
 
     /// `name` with every byte outside RFC 3986 `pchar` and `/` written as `%XX`.
