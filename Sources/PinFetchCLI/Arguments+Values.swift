@@ -276,4 +276,16 @@ extension Arguments {
         }
         return name
     }
+
+    /// The segments of `url`'s path, each percent-decoded (kept as written where that fails):
+    /// `https://h/a/my%20file?q#f` gives `["a", "my file"]`.
+    public static func pathSegments(ofURL url: String) -> [String] {
+        var path = Substring(url)
+        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
+        if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
+        guard let slash = path.firstIndex(of: "/") else { return [] }
+        return path[path.index(after: slash)...].split(separator: "/", omittingEmptySubsequences: false).map {
+            String($0).removingPercentEncoding ?? String($0)
+        }
+    }
 }

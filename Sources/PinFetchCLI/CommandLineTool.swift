@@ -85,7 +85,7 @@ public enum CommandLineTool {
           -j, --jobs N               downloads at once (default 1)
               --fail-fast            start no new file after the first failure
               --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU, BSD, bare, PGP clear-signed, UTF-16);
-                                     entry by file name
+                                     entry by the URL's path (longest suffix), else the output name
               --content-disposition  name the file as the server's Content-Disposition says
               --cache-dir DIR        keep copies of pinned files by digest; reuse them without a
                                      request (also PINFETCH_CACHE_DIR; default: no cache)

@@ -41,7 +41,12 @@ enum JobPlan {
         guard let input = arguments.inputFile else {
             let destination = try arguments.destination()
             var pin = arguments.pin
-            if pin == nil, let sums { pin = try sums.pin(for: (destination as NSString).lastPathComponent) }
+            if pin == nil, let sums {
+                pin = try sums.pin(
+                    forURLPath: Arguments.pathSegments(ofURL: arguments.urls[0]),
+                    fileName: (destination as NSString).lastPathComponent
+                )
+            }
             let directory = arguments.contentDisposition ? arguments.directory ?? "." : nil
             return [FetchJob(mirrors: arguments.urls, destination: destination, pin: pin, namingDirectory: directory)]
         }
@@ -97,7 +102,12 @@ enum JobPlan {
             }
             lines[key] = entry.line
             var pin = entry.pin ?? arguments.pin
-            if pin == nil, let sums { pin = try sums.pin(for: (name as NSString).lastPathComponent) }
+            if pin == nil, let sums {
+                pin = try sums.pin(
+                    forURLPath: Arguments.pathSegments(ofURL: entry.mirrors[0]),
+                    fileName: (name as NSString).lastPathComponent
+                )
+            }
             let naming = arguments.contentDisposition && entry.output == nil ? directory : nil
             jobs.append(FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming))
         }

@@ -112,6 +112,36 @@
         }
     }
 
+    /// The pin for the file at a URL whose path has the (percent-decoded) `urlPathSegments`,
+    /// saved as `fileName`.
+    ///
+    /// The entries whose name, split at `/` after any leading `./`, is the longest suffix of the
+    /// URL's path decide: in a tree, `linux/amd64/tool` matches `…/linux/amd64/tool` and not
+    /// `…/darwin/arm64/tool`, and `-o tool …/tool-1.2-linux-amd64` finds `tool-1.2-linux-amd64`.
+    /// When no entry's name is such a suffix, ``pin(for:)`` looks `fileName` up.
+    ///
+    /// - Throws: ``PinFetchError/Code/usage`` (exit 2) when the entries that match best disagree
+    ///   (two digests of one algorithm), and as ``pin(for:)`` when none is a suffix.
+    public func pin(forURLPath urlPathSegments: [String], fileName: String) throws(PinFetchError) -> Pin {
+        var best: [Entry] = []
+        var bestLength = 0
+        for entry in self.entries {
+            var name = Substring(entry.name)
+            while name.hasPrefix("./") { name = name.dropFirst(2) }
+            let segments = name.split(separator: "/", omittingEmptySubsequences: false)
+            guard !segments.contains(where: \.isEmpty), segments.count <= urlPathSegments.count,
+                zip(segments.reversed(), urlPathSegments.reversed()).allSatisfy({ $0 == $1 })
+            else { continue }
+            if segments.count > bestLength {
+                (best, bestLength) = ([entry], segments.count)
+            } else if segments.count == bestLength {
+                best.append(entry)
+            }
+        }
+        guard let first = best.first else { return try self.pin(for: fileName) }
+        return try Self.strongest(of: best, for: first.name).pin
+    }
+
     /// The pin for `fileName`.
     ///
     /// An entry matches when its name, its name without leading `./`, or (only when nothing

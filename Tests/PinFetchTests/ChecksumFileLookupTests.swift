@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+@testable import PinFetchCLI
+
+/// `--checksum-file` finds the entry by the URL's path first (issue 12, point 3): the longest
+/// suffix, so trees and renamed outputs find their line.
+struct ChecksumFileLookupTests {
+    typealias Known = ChecksumFileTests
+
+    static let tree = try! Known.parse(
+        "\(Known.hexA)  ./linux/amd64/tool\n\(Known.hexB)  darwin/arm64/tool\n\(Known.hexD)  tool\n"
+            + "\(Known.hexA)  tool-1.2-linux-amd64\n\(Known.hexB)  my file.txt\n"
+    )
+
+    struct Lookup: Sendable, CustomTestStringConvertible {
+        var url: String
+        var fileName: String
+        var pin: Pin
+        var testDescription: String { "\(self.url) as \(self.fileName)" }
+    }
+
+    static let lookups = [
+        Lookup(url: "https://h/r/linux/amd64/tool", fileName: "tool", pin: Known.pinA),
+        Lookup(url: "https://h/r/darwin/arm64/tool", fileName: "tool", pin: Known.pinB),
+        Lookup(url: "https://h/other/tool", fileName: "tool", pin: Known.pinD),  // only `tool` is a suffix
+        Lookup(url: "https://h/dl/tool-1.2-linux-amd64?x=1#frag", fileName: "tool", pin: Known.pinA),
+        Lookup(url: "https://h/dl/my%20file.txt", fileName: "saved", pin: Known.pinB),  // decoded
+        Lookup(url: "https://h/amd64/nothing-here", fileName: "tool-1.2-linux-amd64", pin: Known.pinA),  // output name
+    ]
+
+    @Test(arguments: Self.lookups)
+    func `the longest suffix of the URL's path wins, then the output name`(lookup: Lookup) throws {
+        let pin = try Self.tree.pin(
+            forURLPath: Arguments.pathSegments(ofURL: lookup.url),
+            fileName: lookup.fileName
+        )
+        #expect(pin == lookup.pin)
+    }
+
+    @Test(arguments: [
+        ("\(Known.hexA)  linux/app\n\(Known.hexB)  darwin/app\n", "https://h/x/app", "app", "two different"),
+        ("\(Known.hexA)  a/app\n\(Known.hexB)  ./a/app\n", "https://h/a/app", "app", "two different"),
+        ("\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin", "no checksum for 'b.bin'"),
+        ("\(Known.md5)  b.bin\n\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin", "only md5"),
+    ])
+    func `an ambiguous or missing entry is bad input`(text: String, url: String, name: String, reason: String) throws {
+        let file = try Known.parse(text)
+        let error = #expect(throws: PinFetchError.self) {
+            try file.pin(forURLPath: Arguments.pathSegments(ofURL: url), fileName: name)
+        }
+        #expect(error?.code == .usage)
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+    }
+
+    @Test func `a bare digest still applies to any URL`() throws {
+        let file = try Known.parse(Known.hexA + "\n")
+        #expect(try file.pin(forURLPath: ["x", "y"], fileName: "y") == Known.pinA)
+    }
+
+    @Test(arguments: [
+        ("https://h/a/my%20file?q=1#f", ["a", "my file"]), ("https://h", []), ("https://h/", [""]),
+        ("http://u:p@h:8/x/%ZZ", ["x", "%ZZ"]),
+    ])
+    func `URL path segments are percent-decoded, query and fragment dropped`(url: String, expected: [String]) {
+        #expect(Arguments.pathSegments(ofURL: url) == expected)
+    }
+
+    @Test func `-o tool with a URL that SHA256SUMS lists under its own name gets that entry's pin`() async throws {
+        let body = Array("release".utf8)
+        try await withTestHTTPServer(serving: TestResource(body: body)) { server in
+            try await withTemporaryDirectory { directory in
+                let sums =
+                    "\(Known.hexA)  tool\n\(Fixtures.sha256(body))  linux/amd64/tool-1.2\n"
+                    + "\(Known.hexB)  darwin/arm64/tool-1.2\n"
+                try sums.write(toFile: "\(directory)/SUMS", atomically: true, encoding: .utf8)
+                let good = await runCLI([
+                    "-q", "-o", "\(directory)/tool", "--checksum-file", "\(directory)/SUMS",
+                    server.url("/rel/linux/amd64/tool-1.2"),
+                ])
+                #expect(good.status == 0, "\(good.standardError)")
+                #expect(contents("\(directory)/tool") == body)
+                let other = await runCLI([
+                    "-q", "-o", "\(directory)/other", "--checksum-file", "\(directory)/SUMS",
+                    server.url("/rel/darwin/arm64/tool-1.2"),
+                ])
+                #expect(other.status == 9, "\(other.standardError)")  // darwin's digest, linux's bytes
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/other"))
+            }
+        }
+    }
+}
