@@ -3,6 +3,7 @@
 // structs whose bytes can be saved and restored: that is the checkpoint (DESIGN.md).
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/sha.h>
+#include <openssl/md5.h>
 #include <openssl/crypto.h>
 
 /// Initializes libcrypto without its atexit cleanup. Threads that used OpenSSL run its

@@ -39,6 +39,8 @@ final class HashingPipeline: @unchecked Sendable {
     }
 
     private let digest: RunningDigest
+    /// Fed the same bytes as `digest`, when a store's MD5 is cross-checked.
+    private let crossCheck: CrossCheckDigest?
     private let checkpoint: Checkpoint?
     private let condition = NSCondition()
     private let durableQueue = DispatchQueue(label: "pinfetch.checkpoint.durable")
@@ -64,12 +66,14 @@ final class HashingPipeline: @unchecked Sendable {
 
     /// - Parameters:
     ///   - digest: The running digest, already at `offset` bytes.
+    ///   - crossCheck: A second digest fed the same bytes, or `nil`.
     ///   - offset: The representation offset of the first byte to come.
     ///   - bufferSize: Bytes per buffer; `bufferCount` of them are allocated once.
     ///   - cadence: When each kind of checkpoint comes due.
     ///   - checkpoint: Writes a checkpoint, or `nil` when the partial cannot be resumed.
     init(
         digest: RunningDigest,
+        crossCheck: CrossCheckDigest? = nil,
         offset: Int64,
         bufferSize: Int = 1 << 20,
         bufferCount: Int = 4,
@@ -77,6 +81,7 @@ final class HashingPipeline: @unchecked Sendable {
         checkpoint: Checkpoint?
     ) {
         self.digest = digest
+        self.crossCheck = crossCheck
         self.bufferSize = bufferSize
         self.storage = .allocate(byteCount: bufferSize * bufferCount, alignment: 64)
         self.free = Array(0..<bufferCount)
@@ -186,7 +191,9 @@ final class HashingPipeline: @unchecked Sendable {
             let (index, count) = self.filled.removeFirst()
             self.condition.unlock()
 
-            self.digest.update(UnsafeRawBufferPointer(start: self.storage + index * self.bufferSize, count: count))
+            let bytes = UnsafeRawBufferPointer(start: self.storage + index * self.bufferSize, count: count)
+            self.digest.update(bytes)
+            self.crossCheck?.update(bytes)
             offset += Int64(count)
 
             self.condition.lock()

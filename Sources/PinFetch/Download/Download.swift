@@ -65,6 +65,9 @@ final class Download {
     /// The `Last-Modified` of the representation this run's answers delivered, in seconds since
     /// the epoch (``FetchOptions/remoteTime``).
     var remoteModified: Int64?
+    /// GCS's `x-goog-hash` MD5 of the object and the MD5 of this run's body from byte 0, while
+    /// one answer delivers it whole (``CrossCheckDigest``); `nil` otherwise.
+    var crossCheck: (expected: [UInt8], digest: CrossCheckDigest)?
     /// The file turned out larger than ``FetchOptions/maximumFileSize``: its partial goes.
     var oversized = false
     /// `true` when the destination already held the pinned file.
@@ -307,8 +310,9 @@ final class Download {
         }
     }
 
-    /// Why `digest` is not acceptable, or `nil`: it must equal the pin, and the server's own
-    /// `Repr-Digest` / `Content-Digest` for the algorithm when it sent one (RFC 9530).
+    /// Why `digest` is not acceptable, or `nil`: it must equal the pin, the server's own
+    /// `Repr-Digest` / `Content-Digest` for the algorithm when it sent one (RFC 9530) or S3's
+    /// full-object checksum, and GCS's MD5 when this run hashed the whole file in one answer.
     private func mismatch(of digest: [UInt8]) -> String? {
         let algorithm = self.state.algorithm.rawValue
         let got = "\(algorithm):\(Pin.hex(digest))"
@@ -318,6 +322,13 @@ final class Download {
         if let served = self.state.serverDigest, served.digest != digest {
             return "checksum mismatch for \(self.destination): the server's \(served.field) says "
                 + "\(algorithm):\(Pin.hex(served.digest)), got \(got)"
+        }
+        if let check = self.crossCheck, check.digest.byteCount == self.state.offset {
+            let md5 = check.digest.finalize()
+            if md5 != check.expected {
+                return "checksum mismatch for \(self.destination): the server's x-goog-hash says "
+                    + "md5:\(Pin.hex(check.expected)), got md5:\(Pin.hex(md5))"
+            }
         }
         return nil
     }

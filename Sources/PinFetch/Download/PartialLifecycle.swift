@@ -47,6 +47,7 @@ extension Download {
         self.state.source = self.currentLabel  // no secrets: it goes into the checkpoint
         self.state.totalLength = totalLength
         self.remoteModified = head.value("last-modified").flatMap { HTTPDate.parse($0) }
+        self.crossCheck = head.status == 200 ? head.googleMD5.map { ($0, CrossCheckDigest()) } : nil
         self.state.serverDigest = nil
         if self.pin == nil {
             // Nothing hashed yet: hash with what the server can check (SHA-256 unless it offers only SHA-512).
@@ -73,6 +74,7 @@ extension Download {
         if self.partial == nil { self.partial = try PartialFile(path: self.sidecars.partial) }
         if let totalLength { self.state.totalLength = totalLength }
         self.remoteModified = head.value("last-modified").flatMap { HTTPDate.parse($0) }
+        self.crossCheck = nil  // the MD5 is only checked over one answer from byte 0
         self.state.noteServerDigest(from: head, wholeContent: false)
         if self.state.crossMirror {
             // From now on the partial continues this mirror's representation; the pin decides.
@@ -106,6 +108,7 @@ extension Download {
         }
         let pipeline = HashingPipeline(
             digest: self.digest,
+            crossCheck: self.crossCheck?.digest,
             offset: self.state.offset,
             cadence: HashingPipeline.Cadence(self.options),
             checkpoint: checkpoint
@@ -148,6 +151,7 @@ extension Download {
         else { throw PinFetchError(.generic, "internal: the digest state before a body did not restore") }
         self.digest = digest
         self.state.offset = point.offset
+        self.crossCheck = nil
     }
 
     /// Takes a durable checkpoint at the offset from the download's thread (no body streaming).

@@ -30,7 +30,7 @@ struct PartialState: Sendable {
 
     /// A digest the server sent for the representation (RFC 9530).
     struct ServerDigest: Sendable {
-        /// `Repr-Digest` or `Content-Digest`.
+        /// `Repr-Digest`, `x-amz-checksum-sha256` or `Content-Digest`.
         var field: String
         var digest: [UInt8]
     }
@@ -42,12 +42,15 @@ struct PartialState: Sendable {
     /// The same algorithm, nothing held: after the partial was emptied.
     var emptied: PartialState { PartialState(algorithm: self.algorithm) }
 
-    /// Keeps the server's digest for ``algorithm``: `Repr-Digest` describes the whole
-    /// representation in any answer; `Content-Digest` only when the content is the whole
-    /// representation (a `200` without a content coding).
+    /// Keeps the server's digest for ``algorithm``: `Repr-Digest`, and S3's full-object
+    /// `x-amz-checksum-sha256`, describe the whole representation in any answer;
+    /// `Content-Digest` only when the content is the whole representation (a `200` without a
+    /// content coding).
     mutating func noteServerDigest(from head: ResponseHead, wholeContent: Bool) {
         if let digest = head.representationDigests[self.algorithm] {
             self.serverDigest = ServerDigest(field: "Repr-Digest", digest: digest)
+        } else if self.algorithm == .sha256, let digest = head.amazonSHA256 {
+            self.serverDigest = ServerDigest(field: "x-amz-checksum-sha256", digest: digest)
         } else if wholeContent, let digest = head.contentDigests[self.algorithm] {
             self.serverDigest = ServerDigest(field: "Content-Digest", digest: digest)
         }

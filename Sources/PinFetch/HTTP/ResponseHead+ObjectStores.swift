@@ -1,0 +1,49 @@
+import Foundation
+
+/// Digests that object stores publish for the whole stored object in their own fields, cross-
+/// checked like `Repr-Digest` (issue 12): a disagreement is exit 9 even without a pin. Never a
+/// pin: they come from the server being checked.
+extension ResponseHead {
+    /// Amazon S3's `x-amz-checksum-sha256`: the base64 SHA-256 of the whole object, returned when
+    /// the object was stored with that checksum (and the client asked, or the store always
+    /// sends it). Only a full-object checksum counts: `x-amz-checksum-type` absent or
+    /// `FULL_OBJECT`, and no `-N` part count after the base64 (a multipart upload's `COMPOSITE`
+    /// checksum is a digest of the parts' digests, not of the bytes). `nil` otherwise, and for a
+    /// value that is not 32 bytes of base64, or given twice with two values.
+    var amazonSHA256: [UInt8]? {
+        if let type = self.value("x-amz-checksum-type"), type.uppercased() != "FULL_OBJECT" { return nil }
+        let values = Set(self.values("x-amz-checksum-sha256"))
+        guard values.count == 1, let value = values.first, !value.contains("-"),
+            let bytes = Data(base64Encoded: value), bytes.count == 32
+        else { return nil }
+        return [UInt8](bytes)
+    }
+
+    /// Google Cloud Storage's `x-goog-hash` `md5=` member: the base64 MD5 of the stored object
+    /// (the field may come more than once, `crc32c=` and `md5=` in one or in two). `nil` when the
+    /// object is stored with a content coding (`x-goog-stored-content-encoding` other than
+    /// `identity`: GCS may serve it decompressed, so the MD5 is of other bytes), when the answer
+    /// has a content coding, for a composite object (no `md5=`), and for members that disagree
+    /// or are not 16 bytes of base64.
+    var googleMD5: [UInt8]? {
+        if let stored = self.value("x-goog-stored-content-encoding"), stored.lowercased() != "identity" { return nil }
+        guard !self.hasContentCoding else { return nil }
+        var found: Set<[UInt8]> = []
+        for value in self.values("x-goog-hash") {
+            for member in value.split(separator: ",") {
+                let trimmed = member.trimmingWhitespace()
+                guard trimmed.lowercased().hasPrefix("md5=") else { continue }
+                guard let bytes = Data(base64Encoded: String(trimmed.dropFirst(4))), bytes.count == 16 else {
+                    return nil
+                }
+                found.insert([UInt8](bytes))
+            }
+        }
+        return found.count == 1 ? found.first : nil
+    }
+
+    /// Every value of `name` (lower-case), in arrival order.
+    func values(_ name: String) -> [String] {
+        self.fields.filter { $0.name == name }.map(\.value)
+    }
+}
