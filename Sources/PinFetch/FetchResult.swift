@@ -5,6 +5,10 @@ public struct FetchResult: Sendable {
         case downloaded, resumed
         case alreadyComplete = "already-complete"
         case failed
+        /// Never started: after a failure with fail-fast, after a cancellation, or because an
+        /// input it depends on (a checksum file) failed. ``FetchResult/error`` says which, with
+        /// the code of that cause.
+        case skipped
     }
 
     /// The URL as given.
@@ -32,7 +36,8 @@ public struct FetchResult: Sendable {
     public var fromCache = false
     /// Wall time of the fetch in seconds.
     public var elapsedSeconds: Double
-    /// The failure, when ``status`` is ``Status/failed``.
+    /// The failure, when ``status`` is ``Status/failed``; for ``Status/skipped``, why the file
+    /// was not started, with the code of the failure (or cancellation) that stopped it.
     public var error: PinFetchError?
     /// After a failure, the partial kept for a later run (with its checkpoint beside it), or `nil`
     /// when nothing is left. Whoever keeps partials owns their cleanup: `pinfetch gc` removes
@@ -64,6 +69,19 @@ public struct FetchResult: Sendable {
 }
 
 extension FetchResult {
+    /// The result of a file that was never started because of `cause`: ``Status/skipped``, all
+    /// counters 0, and an error of `cause`'s code whose message is `"<path>: not started: <reason>"`.
+    public static func skipped(_ job: FetchJob, cause: PinFetchError.Code, reason: String) -> FetchResult {
+        var result = FetchResult.failed(
+            url: job.shownURL,
+            path: job.destination,
+            algorithm: job.pin?.algorithm ?? .sha256,
+            error: PinFetchError(cause, "\(job.destination): not started: \(reason)")
+        )
+        result.status = .skipped
+        return result
+    }
+
     /// A result with nothing done yet: `failed` with `error`, all counters 0.
     static func failed(url: String, path: String, algorithm: HashAlgorithm, error: PinFetchError?) -> FetchResult {
         FetchResult(

@@ -51,7 +51,8 @@ public struct Fetcher: Sendable {
     ///
     /// Each of the `parallelism` workers runs on its own thread with one libcurl handle, so files
     /// fetched in turn by a worker reuse its connections. One failing file does not stop the
-    /// others unless `failFast`: then files not yet started are reported failed without a request.
+    /// others unless `failFast`: then files not yet started are reported ``FetchResult/Status/skipped``
+    /// without a request, as are files not yet started when the task is cancelled.
     ///
     /// - Parameters:
     ///   - jobs: The files; each gets exactly one result, in the same order.
@@ -101,7 +102,7 @@ public struct FetchJob: Sendable, Hashable {
 extension FetchJob {
     /// The first mirror as a result names it: encoded, a password as `***` (the text as given when
     /// it does not parse).
-    fileprivate var shownURL: String {
+    var shownURL: String {
         guard let first = self.mirrors.first else { return "" }
         return (try? HTTPURL(first))?.redacted ?? first
     }
@@ -114,7 +115,8 @@ private final class Batch: Sendable {
         var next = 0
         var results: [FetchResult?]
         var running: Int
-        var failed = false
+        /// The code of the first failure, once there was one.
+        var firstFailure: PinFetchError.Code?
         var done: (@Sendable ([FetchResult]) -> Void)?
     }
 
@@ -162,16 +164,10 @@ private final class Batch: Sendable {
         while let (index, skip) = self.take() {
             let job = self.jobs[index]
             let result: FetchResult
-            if skip {
-                result = .failed(
-                    url: job.shownURL,
-                    path: job.destination,
-                    algorithm: job.pin?.algorithm ?? .sha256,
-                    error: PinFetchError(
-                        .generic,
-                        "\(job.destination): not started: an earlier file failed (fail-fast)"
-                    )
-                )
+            if self.control.isCancelled {
+                result = .skipped(job, cause: .cancelled, reason: "the run was interrupted")
+            } else if let cause = skip {
+                result = .skipped(job, cause: cause, reason: "an earlier file failed (fail-fast)")
             } else {
                 result = self.fetch(job, easy: &easy)
             }
@@ -208,19 +204,20 @@ private final class Batch: Sendable {
         }
     }
 
-    /// The next job index, and whether to skip it (fail-fast); `nil` when none is left.
-    private func take() -> (Int, Bool)? {
+    /// The next job index, and the code of the failure to skip it for (fail-fast) or `nil`;
+    /// `nil` when none is left.
+    private func take() -> (Int, PinFetchError.Code?)? {
         self.state.withLock { state in
             guard state.next < self.jobs.count else { return nil }
             defer { state.next += 1 }
-            return (state.next, self.failFast && state.failed)
+            return (state.next, self.failFast ? state.firstFailure : nil)
         }
     }
 
     private func finish(_ index: Int, _ result: FetchResult) {
         self.state.withLock { state in
             state.results[index] = result
-            if result.error != nil { state.failed = true }
+            if let error = result.error, state.firstFailure == nil { state.firstFailure = error.code }
         }
         self.onResult?(index, result)
     }

@@ -166,10 +166,28 @@ public enum CommandLineTool {
         // temporary directory is stopped, and the directory removed, like any download.
         let signals = SignalCancellation()
         let reporter = ProgressReporter(isTerminal: output.errorIsTerminal, write: output.standardError)
+        // A line on standard output, or on standard error when standard output carries the file (-o -).
+        let printJSON: @Sendable (String) -> Void = { line in
+            if delivery == nil { output.standardOutput(line + "\n") } else { output.standardError(line + "\n") }
+        }
         let task = Task { () async -> Result<[FetchResult], PinFetchError> in
             let jobs: [FetchJob]
             do throws(PinFetchError) {
-                jobs = try await JobPlan.jobs(for: parsedArguments)
+                jobs = try await JobPlan.jobs(for: parsedArguments) { report in
+                    guard parsedArguments.json, !parsedArguments.dryRun else { return }
+                    switch report {
+                    case .input(let role, let result):
+                        let status = Self.exitStatus(of: result, signal: signals.received)
+                        printJSON(JSONReport(result: result, exitStatus: status, input: role).line())
+                    case .skipped(let result):
+                        printJSON(
+                            JSONReport(
+                                result: result,
+                                exitStatus: Self.exitStatus(of: result, signal: signals.received)
+                            ).line()
+                        )
+                    }
+                }
             } catch {
                 return .failure(error)
             }
@@ -192,7 +210,9 @@ public enum CommandLineTool {
                 let result = delivery?.deliver(fetched, to: output.standardOutputBytes) ?? fetched
                 shown.withLock { $0[index] = result }
                 let status = Self.exitStatus(of: result, signal: signals.received)
-                if let error = result.error {
+                if result.status == .skipped {
+                    // Counted in the summary line; its JSON line says why.
+                } else if let error = result.error {
                     reporter.message("pinfetch: \(Printable.text(error.message))\n")
                     if ProcessInfo.processInfo.environment["GITHUB_ACTIONS"] == "true" {
                         output.standardError(GitHubAnnotation.error(path: result.path, message: error.message) + "\n")
@@ -204,9 +224,7 @@ public enum CommandLineTool {
                     )
                 }
                 if parsedArguments.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
-                    let line = JSONReport(result: result, exitStatus: status).line() + "\n"
-                    // With -o -, standard output carries the file: the JSON goes to stderr.
-                    if delivery == nil { output.standardOutput(line) } else { output.standardError(line) }
+                    printJSON(JSONReport(result: result, exitStatus: status).line())
                 }
             }
             return .success(results)
@@ -232,11 +250,12 @@ public enum CommandLineTool {
         }
         let statuses = results.map { Self.exitStatus(of: $0, signal: signals.received) }
         if results.count > 1 {
-            let failed = statuses.filter { $0 != 0 }.count
+            let skipped = results.filter { $0.status == .skipped }.count
+            let failed = statuses.filter { $0 != 0 }.count - skipped
             let bytes = results.reduce(Int64(0)) { $0 + $1.downloadedBytes }
             output.standardError(
-                "pinfetch: \(results.count - failed) of \(results.count) files ok, \(failed) failed, "
-                    + "\(ProgressReporter.size(bytes)) downloaded\n"
+                "pinfetch: \(results.count - failed - skipped) of \(results.count) files ok, \(failed) failed, "
+                    + (skipped > 0 ? "\(skipped) not started, " : "") + "\(ProgressReporter.size(bytes)) downloaded\n"
             )
         }
         return statuses.max { Self.severity(of: $0) < Self.severity(of: $1) } ?? 0

@@ -7,6 +7,9 @@ struct JSONReport: Encodable {
     let result: FetchResult
     /// The exit status of this file's outcome (it differs from the code's for a SIGTERM).
     let exitStatus: Int32
+    /// For the fetch of an input file given by URL: `checksum-file` or `manifest`; its line has
+    /// `input` set to that and `path` null (the file is read, never saved). `nil` for a file.
+    var input: String? = nil
 
     private struct Key: CodingKey {
         var stringValue: String
@@ -35,7 +38,12 @@ struct JSONReport: Encodable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(self.result.url, forKey: Key("url"))
-        try container.encode(self.result.path, forKey: Key("path"))
+        if let input = self.input {
+            try container.encode(input, forKey: Key("input"))
+            try container.encodeNil(forKey: Key("path"))
+        } else {
+            try container.encode(self.result.path, forKey: Key("path"))
+        }
         try container.encode(self.result.status.rawValue, forKey: Key("status"))
         try container.encode(self.result.bytes, forKey: Key("bytes"))
         try container.encode(self.result.digest, forKey: Key(self.result.algorithm.rawValue))

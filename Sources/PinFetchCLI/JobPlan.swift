@@ -5,12 +5,25 @@ import Foundation
 /// Turns the command line into the files to fetch: one file from the URLs given (mirrors of
 /// it), or many from `-i` (DESIGN.md, "Many files").
 enum JobPlan {
+    /// What planning reports as it goes, for `--json` (every file gets its line): the fetch of
+    /// an input file given by URL that failed (`role` is `checksum-file` or `manifest`), and the
+    /// files that will not be started because of it.
+    enum Report {
+        case input(role: String, result: FetchResult)
+        case skipped(FetchResult)
+    }
+
     /// The jobs, in order.
+    /// - Parameter report: Told of an input file whose fetch failed, and of the files skipped
+    ///   for it, before the error is thrown.
     /// - Throws: ``PinFetchError/Code/usage`` for anything about the input that is wrong, before
-    ///   any file is created.
-    static func jobs(for arguments: Arguments) async throws(PinFetchError) -> [FetchJob] {
+    ///   any file is created; the error of an input file's fetch.
+    static func jobs(
+        for arguments: Arguments,
+        report: (Report) -> Void = { _ in }
+    ) async throws(PinFetchError) -> [FetchJob] {
         for url in arguments.urls { try validateURL(url) }
-        var jobs = try await Self.plan(arguments)
+        var jobs = try await Self.plan(arguments, report: report)
         for index in jobs.indices { jobs[index].pin = try Self.pin(of: jobs[index]) }
         for job in jobs {
             for url in job.mirrors { try validateURL(url) }  // exit 2 before any file is touched
@@ -26,32 +39,59 @@ enum JobPlan {
         return jobs
     }
 
-    private static func plan(_ arguments: Arguments) async throws(PinFetchError) -> [FetchJob] {
-        let sums: ChecksumFile?
-        if let source = arguments.checksumFile {
-            let bytes = try await Self.load(source, arguments)
-            do throws(PinFetchError) {
-                sums = try ChecksumFile(parsing: bytes)
-            } catch {
-                throw PinFetchError(error.code, "\(source): \(error.message)", underlying: error.underlying)
+    /// The files, pinned by the checksum file when one is given. The checksum file is read after
+    /// the files are known, so a failed fetch of it reports each of them as skipped.
+    private static func plan(_ arguments: Arguments, report: (Report) -> Void) async throws(PinFetchError) -> [FetchJob]
+    {
+        var jobs = try await Self.listed(arguments, report: report)
+        guard let source = arguments.checksumFile else { return jobs }
+        let bytes: [UInt8]
+        do throws(PinFetchError) {
+            bytes = try await Self.load(source, arguments, role: "checksum-file", report: report)
+        } catch {
+            if error.code != .usage {
+                let reason = "the checksum file \(Self.shown(source)) could not be fetched"
+                for job in jobs { report(.skipped(.skipped(job, cause: error.code, reason: reason))) }
             }
-        } else {
-            sums = nil
+            throw error
         }
+        let sums: ChecksumFile
+        do throws(PinFetchError) {
+            sums = try ChecksumFile(parsing: bytes)
+        } catch {
+            throw PinFetchError(error.code, "\(Self.shown(source)): \(error.message)", underlying: error.underlying)
+        }
+        for index in jobs.indices where jobs[index].pin == nil {
+            jobs[index].pin = try sums.pin(
+                forURLPath: Arguments.pathSegments(ofURL: jobs[index].mirrors[0]),
+                fileName: (jobs[index].destination as NSString).lastPathComponent
+            )
+        }
+        return jobs
+    }
+
+    /// The files the command line or the input file lists, with the pins they carry.
+    private static func listed(
+        _ arguments: Arguments,
+        report: (Report) -> Void
+    ) async throws(PinFetchError)
+        -> [FetchJob]
+    {
         guard let input = arguments.inputFile else {
             let destination = try arguments.destination()
-            var pin = arguments.pin
-            if pin == nil, let sums {
-                pin = try sums.pin(
-                    forURLPath: Arguments.pathSegments(ofURL: arguments.urls[0]),
-                    fileName: (destination as NSString).lastPathComponent
-                )
-            }
             let directory = arguments.contentDisposition ? arguments.directory ?? "." : nil
-            return [FetchJob(mirrors: arguments.urls, destination: destination, pin: pin, namingDirectory: directory)]
+            return [
+                FetchJob(
+                    mirrors: arguments.urls,
+                    destination: destination,
+                    pin: arguments.pin,
+                    namingDirectory: directory
+                )
+            ]
         }
 
-        let bytes = try await Self.load(input, arguments)
+        let role = arguments.baseURL == nil ? "manifest" : "checksum-file"
+        let bytes = try await Self.load(input, arguments, role: role, report: report)
         var manifest: Manifest
         do throws(PinFetchError) {
             if let base = arguments.baseURL {
@@ -101,13 +141,7 @@ enum JobPlan {
                 sidecars[path] = (entry.line, role, destination)
             }
             lines[key] = entry.line
-            var pin = entry.pin ?? arguments.pin
-            if pin == nil, let sums {
-                pin = try sums.pin(
-                    forURLPath: Arguments.pathSegments(ofURL: entry.mirrors[0]),
-                    fileName: (name as NSString).lastPathComponent
-                )
-            }
+            let pin = entry.pin ?? arguments.pin
             let naming = arguments.contentDisposition && entry.output == nil ? directory : nil
             jobs.append(FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming))
         }
@@ -147,6 +181,12 @@ enum JobPlan {
         return pin
     }
 
+    /// An input file's name as messages show it: a URL without its secrets, a path as given.
+    static func shown(_ source: String) -> String {
+        let lower = source.lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://") ? Redaction.url(source) : source
+    }
+
     /// `scheme://host:port` of `url`, the default port filled in (RFC 6454), or `nil`.
     static func origin(_ url: String) -> String? {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
@@ -167,8 +207,15 @@ enum JobPlan {
     }
 
     /// The bytes of a small input file given as a path or an `http(s)` URL (at most 16 MiB).
-    /// - Throws: ``PinFetchError/Code/usage`` when it cannot be read or fetched.
-    static func load(_ source: String, _ arguments: Arguments) async throws(PinFetchError) -> [UInt8] {
+    /// A failed fetch is reported (`role` names the input) before its error is thrown.
+    /// - Throws: ``PinFetchError/Code/usage`` when it cannot be read, or is too large; the
+    ///   fetch's error when it cannot be fetched.
+    static func load(
+        _ source: String,
+        _ arguments: Arguments,
+        role: String,
+        report: (Report) -> Void
+    ) async throws(PinFetchError) -> [UInt8] {
         let lower = source.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             // `-` is standard input; a path may be a pipe too (`/dev/stdin`, `<(…)`): read to its end.
@@ -202,6 +249,7 @@ enum JobPlan {
             throw PinFetchError(.usage, "\(source) is larger than \(limit) bytes: not a checksum file or manifest")
         }
         if let error = result.error {
+            report(.input(role: role, result: result))
             // The message names the URL already.
             throw PinFetchError(
                 error.code,

@@ -27,6 +27,16 @@ struct CLIRun {
 
     func int(_ key: String) -> Int? { (self.json[key] as? NSNumber)?.intValue }
     func string(_ key: String) -> String? { self.json[key] as? String }
+
+    /// Every `--json` line, as dictionaries, in order.
+    var lines: [[String: Any]] { jsonLines(self.standardOutput) }
+}
+
+/// The lines of `text` that are JSON objects, as dictionaries, in order.
+func jsonLines(_ text: String) -> [[String: Any]] {
+    text.split(separator: "\n").compactMap {
+        (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
 }
 
 private final class Capture: Sendable {
