@@ -130,6 +130,30 @@ struct PlantedPartialTests {
         }
     }
 
+    /// The fix for the race above, shown without timing: a download to `x.part` (or another
+    /// sidecar name of `x`) waits for the lock of a download to `x`, so it never renames its file
+    /// onto that download's partial while it runs.
+    @Test(arguments: [".part", ".part.state", ".part.cache"])
+    func `an output named as another output's sidecar waits for that download's lock`(suffix: String) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.b, etag: Fixtures.etagB)) { server in
+            try await withTemporaryDirectory { directory in
+                let x = "\(directory)/x"
+                let held = try DestinationLock(path: x + ".part.lock", timeout: 0)
+                let waited = await runCLI([
+                    "-q", "--lock-timeout", "0.3", "--sha256", Fixtures.sha256B, "-o", x + suffix, server.url(),
+                ])
+                #expect(waited.status == 10, "\(waited.standardError)")
+                #expect(server.requests.isEmpty)
+                #expect(!FileManager.default.fileExists(atPath: x + suffix))
+                held.release()
+                let ran = await runCLI(["-q", "--sha256", Fixtures.sha256B, "-o", x + suffix, server.url()])
+                #expect(ran.status == 0, "\(ran.standardError)")
+                #expect(contents(x + suffix) == Fixtures.b)
+                #expect(listing(directory) == ["x" + suffix])  // no lock file left behind
+            }
+        }
+    }
+
     @Test(arguments: ["fifo", "link", "directory"])
     func `a .part.state that is not a regular file is exit 3 naming it, at once, and is left alone`(
         kind: String

@@ -164,14 +164,18 @@ final class Download {
         let sidecars = self.sidecars
         // --max-time bounds the wait for another process's lock too.
         let lockTimeout = [self.options.lockTimeout, self.remainingTime.map { max(0, $0) }].compactMap { $0 }.min()
-        let lock: DestinationLock
-        do throws(PinFetchError) {
-            lock = try DestinationLock(path: sidecars.lock, timeout: lockTimeout) { [control] in control.isCancelled }
-        } catch {
-            if error.code == .destinationLocked, self.pastDeadline { throw self.maximumTimeError() }
-            throw error
+        // Its own lock, then those of the destinations whose sidecar it is (names shorten, so
+        // two processes never wait for each other in a cycle).
+        var locks: [DestinationLock] = []
+        defer { for lock in locks.reversed() { lock.release() } }
+        for path in [sidecars.lock] + Sidecars.owners(of: self.destination).map({ Sidecars(destination: $0).lock }) {
+            do throws(PinFetchError) {
+                locks.append(try DestinationLock(path: path, timeout: lockTimeout) { [control] in control.isCancelled })
+            } catch {
+                if error.code == .destinationLocked, self.pastDeadline { throw self.maximumTimeError() }
+                throw error
+            }
         }
-        defer { lock.release() }
         // A run of a version before the checkpoint slots, killed while writing a checkpoint, left
         // a temporary; holding the lock, no one else writes it. Only one that is pinfetch's goes
         // (a placement left by a killed run goes when the cache is used again: it is made afresh).

@@ -15,6 +15,19 @@ struct Sidecars: Hashable, Sendable {
     var checkpointTemporary: String { self.checkpoint + ".tmp" }
     /// `<dest>.part.cache`: a cache entry being placed and hashed before its rename.
     var cachePlacement: String { self.partial + ".cache" }
+
+    /// The destinations of which `path` is a sidecar: `x` for `x.part` or `x.part.state`. A
+    /// download to `x.part` renames its file onto the partial of a download to `x`, so it takes
+    /// `x`'s lock as well, and the two never run at once (issue 12: `x` could otherwise be
+    /// given the bytes renamed onto `x.part` between the check of the partial and its rename).
+    static func owners(of path: String) -> [String] {
+        let suffixes = [".part", ".part.state", ".part.lock", ".part.state.tmp", ".part.cache"]
+        return suffixes.compactMap { suffix in
+            guard path.hasSuffix(suffix), path.count > suffix.count else { return nil }
+            let owner = String(path.dropLast(suffix.count))
+            return owner.hasSuffix("/") ? nil : owner
+        }
+    }
 }
 
 /// The sidecar paths of a destination, for the command line (issue 10): a batch in which one
