@@ -8,26 +8,27 @@ import Synchronization
 /// turns the outcome into an exit status (DESIGN.md). Output goes through injected writers so
 /// tests can read it.
 public enum CommandLineTool {
-    /// Where the command writes: standard output and standard error, and whether stderr is a terminal.
+    /// Where the command writes: standard output and standard error, and what stderr can show.
     public struct Output: Sendable {
         /// Writes all of the bytes, returning 0, or the `errno` that stopped it (`EPIPE`).
         public typealias BinaryWriter = @Sendable (UnsafeRawBufferPointer) -> Int32
 
         public var standardOutput: @Sendable (String) -> Void
         public var standardError: @Sendable (String) -> Void
-        public var errorIsTerminal: Bool
+        /// Standard error's capabilities as a terminal, or `nil` for a log (sparse progress lines).
+        public var terminal: TerminalCapabilities?
         /// The verified bytes of `-o -`.
         public var standardOutputBytes: BinaryWriter
 
         public init(
             standardOutput: @escaping @Sendable (String) -> Void,
             standardError: @escaping @Sendable (String) -> Void,
-            errorIsTerminal: Bool,
+            terminal: TerminalCapabilities?,
             standardOutputBytes: @escaping BinaryWriter = Output.writeAll(to: 1)
         ) {
             self.standardOutput = standardOutput
             self.standardError = standardError
-            self.errorIsTerminal = errorIsTerminal
+            self.terminal = terminal
             self.standardOutputBytes = standardOutputBytes
         }
 
@@ -40,7 +41,7 @@ public enum CommandLineTool {
             return Output(
                 standardOutput: { text in Self.send(text, with: out) },
                 standardError: { text in Self.send(text, with: err) },
-                errorIsTerminal: isatty(2) == 1
+                terminal: TerminalCapabilities.standardError(environment: ProcessInfo.processInfo.environment)
             )
         }
 
@@ -165,11 +166,16 @@ public enum CommandLineTool {
         // Signals cancel the planning too: a remote checksum file or manifest being fetched into a
         // temporary directory is stopped, and the directory removed, like any download.
         let signals = SignalCancellation()
-        let reporter = ProgressReporter(isTerminal: output.errorIsTerminal, write: output.standardError)
+        let reporter = ProgressReporter(terminal: output.terminal, write: output.standardError)
         // A line on standard output, or on standard error when standard output carries the file (-o -).
         let printJSON: @Sendable (String) -> Void = { line in
-            if delivery == nil { output.standardOutput(line + "\n") } else { output.standardError(line + "\n") }
+            if delivery == nil { output.standardOutput(line + "\n") } else { reporter.message(line + "\n") }
         }
+        // A resized terminal gets its bars drawn again at the new width.
+        let resize = output.terminal.map { _ in DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .global()) }
+        resize?.setEventHandler { reporter.resized() }
+        resize?.resume()
+        defer { resize?.cancel() }
         let task = Task { () async -> Result<[FetchResult], PinFetchError> in
             let jobs: [FetchJob]
             do throws(PinFetchError) {
@@ -213,9 +219,9 @@ public enum CommandLineTool {
                 if result.status == .skipped {
                     // Counted in the summary line; its JSON line says why.
                 } else if let error = result.error {
-                    reporter.message("pinfetch: \(Printable.text(error.message))\n")
+                    reporter.message("pinfetch: \(Printable.text(error.message))\n", isError: true)
                     if ProcessInfo.processInfo.environment["GITHUB_ACTIONS"] == "true" {
-                        output.standardError(GitHubAnnotation.error(path: result.path, message: error.message) + "\n")
+                        reporter.message(GitHubAnnotation.error(path: result.path, message: error.message) + "\n")
                     }
                 } else if !parsedArguments.quiet, !parsedArguments.json {
                     let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
@@ -232,6 +238,7 @@ public enum CommandLineTool {
         signals.install { task.cancel() }
         let outcome = await task.value
         signals.uninstall()
+        reporter.clear()  // after an interruption too: no bar is left, the cursor on a clean line
         let results: [FetchResult]
         switch outcome {
         case .success(let finished):

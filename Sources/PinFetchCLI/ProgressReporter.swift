@@ -2,9 +2,12 @@ import Foundation
 @_spi(CLI) import PinFetch
 import Synchronization
 
-/// Progress on stderr. On a terminal, a bar per active download (bytes, rate, ETA) redrawn in
-/// place; otherwise (CI logs) a line every 5 seconds at most. Thread-safe: downloads report
-/// from their own threads.
+/// Progress on stderr (issue 12, point 5). On a terminal that redraws, a bar per active
+/// download (bytes, rate, ETA) redrawn in place and cut to the terminal's width, with result,
+/// error and retry lines printed above the bars so no redraw ever erases one; otherwise (CI
+/// logs, `TERM=dumb`) a line every 5 seconds at most. Thread-safe: downloads report from their
+/// own threads, and each change of the screen is computed and written under one lock, so two
+/// threads' redraws never interleave.
 final class ProgressReporter: Sendable {
     private struct Download {
         var progress: FetchProgress
@@ -23,15 +26,20 @@ final class ProgressReporter: Sendable {
     }
 
     private let write: @Sendable (String) -> Void
-    private let isTerminal: Bool
+    private let terminal: TerminalCapabilities?
     private let lineInterval: Double
     private let state = Mutex(State())
 
     /// - Parameters:
-    ///   - isTerminal: `true` to draw bars with ANSI cursor moves; `false` for sparse lines.
+    ///   - terminal: What standard error can show; `nil` (or one that does not redraw) for
+    ///     sparse lines.
     ///   - lineInterval: Seconds between two sets of lines off a terminal (a CI log).
-    init(isTerminal: Bool, lineInterval: Double = 5, write: @escaping @Sendable (String) -> Void) {
-        self.isTerminal = isTerminal
+    init(
+        terminal: TerminalCapabilities?,
+        lineInterval: Double = 5,
+        write: @escaping @Sendable (String) -> Void
+    ) {
+        self.terminal = terminal?.redraws == true ? terminal : nil
         self.lineInterval = lineInterval
         self.write = write
         if lineInterval <= 0 { self.state.withLock { $0.lastLine = .distantPast } }
@@ -39,18 +47,19 @@ final class ProgressReporter: Sendable {
 
     func report(_ progress: FetchProgress) {
         let now = Date()
-        let text: String? = self.state.withLock { state in
+        self.state.withLock { state in
             if state.downloads[progress.path] == nil {
                 state.order.append(progress.path)
                 state.downloads[progress.path] = Download(progress: progress, started: now)
             }
             state.downloads[progress.path]?.progress = progress
-            if self.isTerminal {
-                guard now.timeIntervalSince(state.lastDraw) >= 0.1 else { return nil }
+            if self.terminal != nil {
+                guard now.timeIntervalSince(state.lastDraw) >= 0.1 else { return }
                 state.lastDraw = now
-                return self.redraw(&state, now: now)
+                self.write(self.redraw(&state, now: now))
+                return
             }
-            guard now.timeIntervalSince(state.lastLine) >= self.lineInterval else { return nil }
+            guard now.timeIntervalSince(state.lastLine) >= self.lineInterval else { return }
             state.lastLine = now
             // Every line starts with "pinfetch: ": a name at the start of a line could be read as a
             // command by a CI runner (`::stop-commands::` from a Content-Disposition).
@@ -60,9 +69,8 @@ final class ProgressReporter: Sendable {
             let total =
                 state.files > 1
                 ? "pinfetch: \(state.finished) of \(state.files) files done, \(state.order.count) running\n" : ""
-            return lines.joined() + total
+            self.write(lines.joined() + total)
         }
-        if let text { self.write(text) }
     }
 
     /// The number of files in the run, for the totals of a batch.
@@ -72,54 +80,110 @@ final class ProgressReporter: Sendable {
 
     /// Removes `path`'s bar (its result line follows).
     func finish(_ path: String) {
-        let text: String? = self.state.withLock { state in
+        self.state.withLock { state in
             state.finished += 1
-            guard state.downloads.removeValue(forKey: path) != nil else { return nil }
+            guard state.downloads.removeValue(forKey: path) != nil else { return }
             state.order.removeAll { $0 == path }
-            return self.isTerminal ? self.redraw(&state, now: Date()) : nil
+            if self.terminal != nil { self.write(self.redraw(&state, now: Date())) }
         }
-        if let text { self.write(text) }
     }
 
     /// Writes `line` (ending in a newline) above the bars: on a terminal the bars are erased
-    /// first and drawn again below it, so neither hides the other.
-    func message(_ line: String) {
-        let text: String = self.state.withLock { state in
-            guard self.isTerminal, state.linesDrawn > 0 else { return line }
-            let erase = String(repeating: "\u{1B}[1A", count: state.linesDrawn) + "\r\u{1B}[J"
-            state.linesDrawn = 0
-            return erase + line + self.redraw(&state, now: Date())
+    /// first and drawn again below it, so neither hides the other. An error line is red where
+    /// colour is allowed.
+    func message(_ line: String, isError: Bool = false) {
+        self.state.withLock { state in
+            guard self.terminal != nil else { return self.write(line) }
+            var text = self.erase(&state)
+            if isError, self.terminal?.colour == true, line.hasSuffix("\n") {
+                text += "\u{1B}[31m" + line.dropLast() + "\u{1B}[0m\n"
+            } else {
+                text += line
+            }
+            self.write(text + self.redraw(&state, now: Date()))
         }
-        self.write(text)
     }
 
-    /// Erases the lines drawn last time and draws one per active download.
+    /// Erases the bars and draws no more until the next progress: at the end of the run, and
+    /// after an interruption, the terminal is left with the cursor at the start of a clean line.
+    func clear() {
+        self.state.withLock { state in
+            state.downloads.removeAll()
+            state.order.removeAll()
+            guard self.terminal != nil, state.linesDrawn > 0 else { return }
+            self.write(self.erase(&state))
+        }
+    }
+
+    /// Draws the bars again at the terminal's new width (`SIGWINCH`).
+    func resized() {
+        self.state.withLock { state in
+            guard self.terminal != nil, state.linesDrawn > 0 else { return }
+            self.write(self.redraw(&state, now: Date()))
+        }
+    }
+
+    /// Moves up over the lines drawn last time and clears to the end of the screen.
+    private func erase(_ state: inout State) -> String {
+        guard state.linesDrawn > 0 else { return "" }
+        defer { state.linesDrawn = 0 }
+        return String(repeating: "\u{1B}[1A", count: state.linesDrawn) + "\r\u{1B}[J"
+    }
+
+    /// Erases the lines drawn last time and draws one per active download, each cut to one
+    /// column less than the width (so no terminal wraps it, and the count of lines to move up
+    /// over stays right).
     private func redraw(_ state: inout State, now: Date) -> String {
-        var text = String(repeating: "\u{1B}[1A", count: state.linesDrawn) + "\r\u{1B}[J"
-        let lines = state.order.compactMap { state.downloads[$0] }.map { Self.line(for: $0, now: now, bar: true) }
+        var text = self.erase(&state)
+        if text.isEmpty { text = "\r\u{1B}[J" }
+        let columns = max(20, (self.terminal?.columns() ?? 80) - 1)
+        let lines = state.order.compactMap { state.downloads[$0] }
+            .map { Self.line(for: $0, now: now, barColumns: columns) }
         text += lines.map { $0 + "\n" }.joined()
         state.linesDrawn = lines.count
         return text
     }
 
-    private static func line(for download: Download, now: Date, bar: Bool = false) -> String {
+    /// One download's line: `NAME: DONE / TOTAL (P%), ETA T, RATE/s`. With `barColumns`, a bar
+    /// first and the whole line fitted to that many columns: the name is shortened in its
+    /// middle (`very-long…name.iso`, at least 12 columns), then the bar dropped, then the ETA,
+    /// then the rate; a line that still does not fit is cut.
+    private static func line(for download: Download, now: Date, barColumns: Int? = nil) -> String {
         let progress = download.progress
         let elapsed = max(0.001, now.timeIntervalSince(download.started))
         let rate = Double(progress.receivedBytes) / elapsed
-        var text =
-            "\(Printable.text((progress.path as NSString).lastPathComponent)): \(Self.size(progress.completedBytes))"
+        let name = Printable.text((progress.path as NSString).lastPathComponent)
+        var sizes = ": \(Self.size(progress.completedBytes))"
+        var eta = ""
+        var bar = ""
         if let total = progress.totalBytes, total > 0 {
             let fraction = min(1, Double(progress.completedBytes) / Double(total))
-            text += " / \(Self.size(total)) (\(Int(fraction * 100))%)"
-            if bar {
-                let width = 24
-                let filled = Int(fraction * Double(width))
-                text =
-                    "[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] " + text
-            }
-            if rate > 0 { text += ", ETA \(Self.duration(Double(total - progress.completedBytes) / rate))" }
+            sizes += " / \(Self.size(total)) (\(Int(fraction * 100))%)"
+            let width = 24
+            let filled = Int(fraction * Double(width))
+            bar = "[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] "
+            if rate > 0 { eta = ", ETA \(Self.duration(Double(total - progress.completedBytes) / rate))" }
         }
-        return text + ", \(Self.size(Int64(rate)))/s"
+        let speed = ", \(Self.size(Int64(rate)))/s"
+        guard let columns = barColumns else { return name + sizes + eta + speed }
+        let choices = [(bar, sizes + eta + speed), ("", sizes + eta + speed), ("", sizes + speed), ("", sizes)]
+        for (prefix, details) in choices {
+            let room = columns - TerminalCapabilities.displayWidth(prefix + details)
+            if TerminalCapabilities.displayWidth(name) <= room { return prefix + name + details }
+            if room >= 12 { return prefix + Self.shorten(name, to: room) + details }
+        }
+        return TerminalCapabilities.cut(Self.shorten(name, to: 12) + sizes, to: columns)
+    }
+
+    /// `name` in at most `columns` columns, its middle replaced by `…` when it is longer.
+    static func shorten(_ name: String, to columns: Int) -> String {
+        guard TerminalCapabilities.displayWidth(name) > columns else { return name }
+        let half = (columns - 1) / 2
+        let head = TerminalCapabilities.cut(name, to: columns - 1 - half)
+        let tail = String(
+            TerminalCapabilities.cut(String(name.reversed()), to: half).reversed()
+        )
+        return head + "…" + tail
     }
 
     /// `1.5 MiB`-style sizes (binary units).

@@ -9,7 +9,7 @@ import Testing
 struct CILogTests {
     @Test func `off a terminal a batch's lines end with where the batch stands`() {
         let sink = ProgressReporterTests.Sink()
-        let reporter = ProgressReporter(isTerminal: false, lineInterval: 0, write: sink.write)
+        let reporter = ProgressReporter(terminal: nil, lineInterval: 0, write: sink.write)
         reporter.expect(files: 3)
         reporter.report(ProgressReporterTests.progress("/tmp/a.iso", 1 << 20, of: 2 << 20))
         reporter.finish("/tmp/a.iso")

@@ -19,7 +19,10 @@ struct ProgressReporterTests {
 
     @Test func `a terminal gets one bar per active download, redrawn in place`() {
         let sink = Sink()
-        let reporter = ProgressReporter(isTerminal: true, write: sink.write)
+        let reporter = ProgressReporter(
+            terminal: TerminalCapabilities(redraws: true, colour: false, columns: { 80 }),
+            write: sink.write
+        )
         reporter.report(Self.progress("/tmp/a.iso", 512 << 20, of: 1 << 30))
         Thread.sleep(forTimeInterval: 0.15)
         reporter.report(Self.progress("/tmp/b.tar", 1 << 20, of: 4 << 20))
@@ -35,7 +38,7 @@ struct ProgressReporterTests {
 
     @Test func `a log gets no line in the first seconds and no terminal codes`() {
         let sink = Sink()
-        let reporter = ProgressReporter(isTerminal: false, write: sink.write)
+        let reporter = ProgressReporter(terminal: nil, write: sink.write)
         for step in 1...50 { reporter.report(Self.progress("/tmp/a.iso", Int64(step) << 20, of: 50 << 20)) }
         reporter.finish("/tmp/a.iso")
         #expect(sink.value.isEmpty)

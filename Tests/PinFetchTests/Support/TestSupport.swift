@@ -56,7 +56,11 @@ func runCLI(_ arguments: [String], terminal: Bool = false) async -> CLIRun {
         || arguments.contains("--version")
     let status = await CommandLineTool.run(
         isolated ? arguments : ["--no-cache"] + arguments,
-        output: .init(standardOutput: out.append, standardError: err.append, errorIsTerminal: terminal)
+        output: .init(
+            standardOutput: out.append,
+            standardError: err.append,
+            terminal: terminal ? TerminalCapabilities(redraws: true, colour: false, columns: { 80 }) : nil
+        )
     )
     return CLIRun(status: status, standardOutput: out.value, standardError: err.value)
 }
