@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 import Synchronization
 
 /// Downloads URLs to files, resuming partials and verifying pins (DESIGN.md).
@@ -155,7 +156,7 @@ private final class Batch: Sendable {
             $0.running = workers
         }
         for _ in 0..<workers {
-            Thread.detachNewThread { [self] in self.work() }
+            Threads.detach(name: "pinfetch.fetch") { [self] in self.work() }
         }
     }
 

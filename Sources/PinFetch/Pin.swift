@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// A hash algorithm that pinfetch can pin and checkpoint.
 public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
@@ -50,7 +51,7 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong, for a malformed spec or
     ///   one with only unsupported algorithms (e.g. `md5:`, `sha384-`).
     public init(parsing spec: String) throws(PinFetchError) {
-        let trimmed = spec.trimmingCharacters(in: .whitespaces)
+        let trimmed = String(spec.trimmingWhitespace())
         guard !trimmed.isEmpty else { throw PinFetchError(.usage, "empty checksum") }
         if let colon = trimmed.firstIndex(of: ":") {
             let name = trimmed[..<colon].lowercased()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 @_spi(CLI) public import PinFetch
 
@@ -93,7 +93,7 @@ extension Arguments {
         // Split on the byte LF: to `String`, CR LF is one Character and no "\n" would match.
         for (number, raw) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
             let line = String(decoding: raw.last == 0x0D ? raw.dropLast() : raw, as: UTF8.self)
-            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            if line.trimmingWhitespace().isEmpty { continue }
             do throws(PinFetchError) {
                 headers.append(try Self.header(line))
             } catch {
@@ -135,8 +135,10 @@ extension Arguments {
 
     /// `$HOME/.netrc` for `--netrc` (a missing file gives no credentials, as with curl).
     static var homeNetrc: String {
-        (ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
-            + "/.netrc"
+        if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home + "/.netrc" }
+        // No $HOME: the password database's home directory, as curl does.
+        guard let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir else { return ".netrc" }
+        return String(cString: directory) + "/.netrc"
     }
 
     /// `path` when it names a readable regular file (following links).
@@ -197,7 +199,7 @@ extension Arguments {
                     + "(percent-encode them in a password)"
             )
         }
-        if let scheme = value.range(of: "://") {
+        if let scheme = value.firstRange(of: "://") {
             let name = value[..<scheme.lowerBound].lowercased()
             guard ["http", "https", "socks4", "socks4a", "socks5", "socks5h"].contains(name) else {
                 throw PinFetchError(
@@ -207,7 +209,7 @@ extension Arguments {
             }
         }
         // host[:port] after any credentials: a port libcurl would refuse is bad input here.
-        let afterScheme = value.range(of: "://").map { value[$0.upperBound...] } ?? Substring(value)
+        let afterScheme = value.firstRange(of: "://").map { value[$0.upperBound...] } ?? Substring(value)
         let authority = afterScheme.prefix { $0 != "/" }
         let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
         let port =
@@ -252,7 +254,7 @@ extension Arguments {
     public func destination() throws(PinFetchError) -> String {
         if let output = self.output { return output }
         let name = try Self.fileName(fromURL: self.urls.first ?? "")
-        return self.directory.map { ($0 as NSString).appendingPathComponent(name) } ?? name
+        return self.directory.map { Text.path($0, name) } ?? name
     }
 
     /// The last segment of a URL's path, percent-decoded, when it is a usable file name.
@@ -260,12 +262,12 @@ extension Arguments {
     public static func fileName(fromURL url: String) throws(PinFetchError) -> String {
         var path = Substring(url)
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
-        if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
+        if let scheme = path.firstRange(of: "://") { path = path[scheme.upperBound...] }
         guard let slash = path.firstIndex(of: "/") else {
             throw PinFetchError(.usage, "the URL names no file; give -o PATH")
         }
         let segment = path[slash...].split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        let name = String(segment).removingPercentEncoding ?? String(segment)
+        let name = Text.percentDecoded(segment) ?? String(segment)
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\\"),
             !name.unicodeScalars.contains(where: {
                 $0.properties.generalCategory == .control || SafeFileName.isBidirectionalControl($0)
@@ -282,10 +284,10 @@ extension Arguments {
     public static func pathSegments(ofURL url: String) -> [String] {
         var path = Substring(url)
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
-        if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
+        if let scheme = path.firstRange(of: "://") { path = path[scheme.upperBound...] }
         guard let slash = path.firstIndex(of: "/") else { return [] }
         return path[path.index(after: slash)...].split(separator: "/", omittingEmptySubsequences: false).map {
-            String($0).removingPercentEncoding ?? String($0)
+            Text.percentDecoded($0) ?? String($0)
         }
     }
 }

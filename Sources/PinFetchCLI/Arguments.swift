@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 @_spi(CLI) public import PinFetch
 
 /// The parsed command line (DESIGN.md, "Command line").

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 import Synchronization

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 import Synchronization
 
@@ -46,7 +47,7 @@ final class EventPrinter: Sendable {
         let wait =
             seconds <= 0
             ? "now"
-            : seconds < 60 ? "in \(String(format: "%.1f", seconds)) s" : "in \(ProgressReporter.duration(seconds))"
+            : seconds < 60 ? "in \(Text.fixed(seconds, places: 1)) s" : "in \(ProgressReporter.duration(seconds))"
         guard let number = retry.retry else {
             return "trying mirror \(retry.mirror) of \(retry.mirrors): \(retry.url)"
         }
@@ -59,7 +60,7 @@ final class EventPrinter: Sendable {
     /// With `-v`: `lines`, each as `pinfetch: NAME: LINE`, control characters escaped.
     private func detail(_ path: String, _ lines: [String]) {
         guard self.verbose else { return }
-        let name = Printable.text((path as NSString).lastPathComponent)
+        let name = Printable.text(Text.lastPathComponent(path))
         self.reporter.message(lines.map { "pinfetch: \(name): \(Printable.text($0))\n" }.joined())
     }
 }

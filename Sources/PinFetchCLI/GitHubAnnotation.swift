@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// GitHub Actions workflow commands (`::error title=…::message`), so a failed file shows as an
 /// annotation on the run's summary page, not only deep in its log (issue 11, point 8).
@@ -10,11 +11,11 @@ enum GitHubAnnotation {
     }
 
     private static func data(_ text: String) -> String {
-        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
+        text.replacing("%", with: "%25").replacing("\r", with: "%0D")
+            .replacing("\n", with: "%0A")
     }
 
     private static func property(_ text: String) -> String {
-        Self.data(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
+        Self.data(text).replacing(":", with: "%3A").replacing(",", with: "%2C")
     }
 }

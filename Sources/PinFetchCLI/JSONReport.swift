@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 
 /// The `--json` line for one file (DESIGN.md, "`--json` result"), keys in snake_case; the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 
@@ -27,10 +27,9 @@ enum JobPlan {
         for index in jobs.indices { jobs[index].pin = try Self.pin(of: jobs[index]) }
         for job in jobs {
             for url in job.mirrors { try validateURL(url) }  // exit 2 before any file is touched
-            var isDirectory: ObjCBool = false
+            var info = stat()
             if job.destination.hasSuffix("/")
-                || (FileManager.default.fileExists(atPath: job.destination, isDirectory: &isDirectory)
-                    && isDirectory.boolValue)
+                || (stat(job.destination, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR)
             {
                 throw PinFetchError(.usage, "\(job.destination) is a directory: name the file (-o DIR/NAME or -P DIR)")
             }
@@ -64,7 +63,7 @@ enum JobPlan {
         for index in jobs.indices where jobs[index].pin == nil {
             jobs[index].pin = try sums.pin(
                 forURLPath: Arguments.pathSegments(ofURL: jobs[index].mirrors[0]),
-                fileName: (jobs[index].destination as NSString).lastPathComponent
+                fileName: Text.lastPathComponent(jobs[index].destination)
             )
         }
         return jobs
@@ -115,8 +114,8 @@ enum JobPlan {
             if entry.output == nil { name = try Arguments.fileName(fromURL: entry.mirrors[0]) }
             let destination: String
             do throws(PinFetchError) {
-                destination = try SafeFileName.resolve(name, in: directory)
-                    .replacingOccurrences(of: "./", with: "", options: .anchored)  // no -P: plain names
+                let resolved = try SafeFileName.resolve(name, in: directory)
+                destination = resolved.hasPrefix("./") ? String(resolved.dropFirst(2)) : resolved  // no -P: plain names
             } catch {
                 throw PinFetchError(error.code, "\(input):\(entry.line): \(error.message)")
             }

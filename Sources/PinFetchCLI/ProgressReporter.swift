@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 import Synchronization
 
@@ -152,7 +153,7 @@ final class ProgressReporter: Sendable {
         let progress = download.progress
         let elapsed = max(0.001, now.timeIntervalSince(download.started))
         let rate = Double(progress.receivedBytes) / elapsed
-        let name = Printable.text((progress.path as NSString).lastPathComponent)
+        let name = Printable.text(Text.lastPathComponent(progress.path))
         var sizes = ": \(Self.size(progress.completedBytes))"
         var eta = ""
         var bar = ""
@@ -195,7 +196,7 @@ final class ProgressReporter: Sendable {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : "\(String(format: "%.1f", value)) \(units[unit])"
+        return unit == 0 ? "\(bytes) B" : "\(Text.fixed(value, places: 1)) \(units[unit])"
     }
 
     /// `1h2m`, `3m4s`, `5s`.

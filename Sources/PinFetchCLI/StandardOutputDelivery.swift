@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 
@@ -39,7 +39,7 @@ struct StandardOutputDelivery {
             // The private file is gone with its directory: messages name standard output instead.
             shown.error = PinFetchError(
                 error.code,
-                error.message.replacingOccurrences(of: self.path, with: "-"),
+                error.message.replacing(self.path, with: "-"),
                 underlying: error.underlying
             )
             return shown

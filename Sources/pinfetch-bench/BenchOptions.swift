@@ -15,8 +15,8 @@ struct BenchOptions {
     var work: String?
     /// Keep the work directory (and its files) at the end.
     var keep = false
-    /// The cases to run (1...6).
-    var cases: Set<Int> = [1, 2, 3, 4, 5, 6]
+    /// The cases to run (1...7).
+    var cases: Set<Int> = [1, 2, 3, 4, 5, 6, 7]
     /// The pinfetch binary; `nil` is `pinfetch` next to this executable.
     var pinfetch: String?
     var showHelp = false
@@ -41,6 +41,7 @@ struct BenchOptions {
           4  FILES files of KIB KiB with -j 8: pinfetch vs aria2c -j 8 -i, curl --parallel --parallel-max 8
           5  CPU seconds (user+sys) per GiB: pinfetch vs openssl dgst -sha256
           6  64 MiB at 24 MiB/s, SIGKILL at 30 %: bytes the rerun keeps ÷ bytes in .part at the kill
+          7  startup: pinfetch --version vs curl --version (100 runs each per round), and the binary's size
 
         Options:
           --rounds N       rounds, each pairing pinfetch with its comparisons (default 5)
@@ -92,8 +93,8 @@ struct BenchOptions {
             case "--only":
                 let text = try value()
                 let parsed = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-                guard !parsed.isEmpty, parsed.allSatisfy({ $0.map { (1...6).contains($0) } ?? false }) else {
-                    throw BenchError("--only takes case numbers 1 to 6 separated by commas, not '\(text)'")
+                guard !parsed.isEmpty, parsed.allSatisfy({ $0.map { (1...7).contains($0) } ?? false }) else {
+                    throw BenchError("--only takes case numbers 1 to 7 separated by commas, not '\(text)'")
                 }
                 self.cases = Set(parsed.compactMap { $0 })
             default: throw BenchError("unknown option '\(argument)' (see --help)")

@@ -108,6 +108,7 @@ final class Benchmark {
         if cases.contains(4) { try self.caseManyFiles() }
         if cases.contains(5) { self.reportCPU() }
         if cases.contains(6) { try self.caseKillResume() }
+        if cases.contains(7) { try self.caseStartup() }
         print("## Targets\n")
         print("Ratios are medians of per-round ratios (each pinfetch run against its comparison of the same round).\n")
         for target in self.targets.sorted(by: { $0.name < $1.name }) { print("    " + target.line) }
@@ -138,7 +139,7 @@ final class Benchmark {
             guard !needed else { throw BenchError("\(name) is not on PATH: apt-get install \(package)") }
             return name
         }
-        let comparing = !cases.isDisjoint(with: [1, 4])
+        let comparing = !cases.isDisjoint(with: [1, 4, 7])
         return Tools(
             pinfetch: pinfetch,
             measureHelper: measureHelper,

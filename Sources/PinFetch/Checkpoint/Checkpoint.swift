@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// One checkpoint of a partial download: a record in one slot of `<dest>.part.state`
 /// (``CheckpointFile``, DESIGN.md "The rolling hash checkpoint").

@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// Hashes body bytes on its own thread while the transfer thread receives and writes them, and
 /// takes checkpoints on two more (one per kind: a slow `fsync` never holds up a light
@@ -42,7 +43,7 @@ final class HashingPipeline: @unchecked Sendable {
     /// Fed the same bytes as `digest`, when a store's MD5 is cross-checked.
     private let crossCheck: CrossCheckDigest?
     private let checkpoint: Checkpoint?
-    private let condition = NSCondition()
+    private let condition = Condition()
     private let durableQueue = DispatchQueue(label: "pinfetch.checkpoint.durable")
     private let lightQueue = DispatchQueue(label: "pinfetch.checkpoint.light")
     private let storage: UnsafeMutableRawPointer
@@ -98,9 +99,7 @@ final class HashingPipeline: @unchecked Sendable {
             idleSpacing: 0.025,
             mark: (offset, now)
         )
-        let thread = Thread { [self] in self.hashLoop(offset: offset) }
-        thread.name = "pinfetch.hash"
-        thread.start()
+        Threads.detach(name: "pinfetch.hash") { [self] in self.hashLoop(offset: offset) }
     }
 
     deinit { self.storage.deallocate() }
@@ -172,7 +171,7 @@ final class HashingPipeline: @unchecked Sendable {
                 guard due == nil else { break }
                 let handOver = self.staging.map { $0.since.addingTimeInterval(self.stagingAge) }
                 if let deadline = [self.nextDeadline(at: offset), handOver].compactMap({ $0 }).min() {
-                    _ = self.condition.wait(until: deadline)
+                    self.condition.wait(seconds: deadline.timeIntervalSinceNow)
                 } else {
                     self.condition.wait()
                 }

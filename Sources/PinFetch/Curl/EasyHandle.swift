@@ -1,5 +1,5 @@
 internal import CCurl
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 
 /// libcurl's global state, set up once before the first handle (`curl_global_init` is not
@@ -134,9 +134,7 @@ class TransferDelegate {
             }
             let wait = min(due - ContinuousClock.now, .milliseconds(100))
             if wait > .zero {
-                Thread.sleep(
-                    forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)
-                )
+                Threads.sleep(Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds))
             }
         }
         return true
@@ -302,7 +300,7 @@ final class EasyHandle: @unchecked Sendable {
             let seconds = request.stallTimeout ?? 0
             return TransferOutcome(
                 code: Int(code.rawValue),
-                message: "no data for \(seconds.formatted()) s (--stall-timeout)",
+                message: "no data for \(Text.number(seconds)) s (--stall-timeout)",
                 category: .network,
                 reusedConnection: reusedConnection
             )

@@ -1,5 +1,6 @@
 internal import CCurl
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// What every request of a fetch shares on its way to a server: trust anchors, a client
 /// certificate, a proxy, a netrc file and a rate limit (the last applied by the delegate). Built once per batch from

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 
 extension Download {
@@ -109,7 +109,7 @@ extension Download {
         let cause = last.map { "; last: \($0.message)" } ?? ""
         return PinFetchError(
             .network,
-            "\(self.currentLabel): --max-time of \(seconds.formatted()) s reached\(self.atByte)\(cause)"
+            "\(self.currentLabel): --max-time of \(Text.number(seconds)) s reached\(self.atByte)\(cause)"
         )
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// One fetch of one file to one destination, on one thread, in the order it happens
 /// (DESIGN.md): name → lock → already there? → cache → probe → resume decision → attempts

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// What the HEAD probe learned of the representation (advisory: DESIGN.md, "Probe").
 struct Probe: Hashable, Sendable {
@@ -46,7 +47,7 @@ extension Download {
             }
         }
         if let value, let name = SafeFileName.fromContentDisposition(value) {
-            self.destination = (directory as NSString).appendingPathComponent(name)
+            self.destination = Text.path(directory, name)
             self.serverNamed = true
         }
     }

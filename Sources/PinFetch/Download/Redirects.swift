@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 extension Download {
     /// Response fields that drive pinfetch's decisions, shown with `-v` (lower case).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// When to try again after a failed attempt, and where (DESIGN.md, "Retries" and "Mirrors").
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 
 /// What ``CacheCollector`` did to a cache: the entries it evicted and what is left.

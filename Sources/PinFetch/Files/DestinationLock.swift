@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 
 /// The advisory lock on `<dest>.part.lock` that keeps one process per destination (DESIGN.md).

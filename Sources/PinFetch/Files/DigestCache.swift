@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 
 /// A content-addressed store of verified files: `<directory>/<algorithm>/<lower-case hex>`

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// A partial that ``PartialCollector`` removed: the `.part` path (or, for a checkpoint left
 /// without its partial, the `.part.state` path) and the bytes it freed.
@@ -41,9 +42,10 @@ import Foundation
         -> [RemovedPartial]
     {
         for directory in directories {  // all checked before anything is removed
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
-            else { throw PinFetchError(.usage, "\(directory) is not a directory") }
+            var info = stat()
+            guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw PinFetchError(.usage, "\(directory) is not a directory")
+            }
         }
         var removed: [RemovedPartial] = []
         for directory in directories {
@@ -54,21 +56,29 @@ import Foundation
         return removed
     }
 
-    /// The `.part.state` files under `directory` that carry pinfetch's checkpoint magic.
+    /// The `.part.state` files under `directory` that carry pinfetch's checkpoint magic: a walk
+    /// of the tree that never follows a symbolic link.
     private static func checkpoints(under directory: String) -> [String] {
-        let root = URL(filePath: directory)
-        let keys: [URLResourceKey] = [.isRegularFileKey, .isSymbolicLinkKey]
-        guard let walk = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys) else { return [] }
         var found: [String] = []
-        // pinfetch never names a file ".part" (an empty name before the suffix): that one is not ours.
-        for case let url as URL in walk
-        where url.lastPathComponent.hasSuffix(".part.state") && url.lastPathComponent != ".part.state" {
-            let values = try? url.resourceValues(forKeys: Set(keys))
-            guard values?.isRegularFile == true, values?.isSymbolicLink != true else { continue }
-            guard let head = FileSystem.readSmallFile(url.path, limit: CheckpointFile.maximumSize),
-                CheckpointSlots.looksLikeStateFile(head)
-            else { continue }
-            found.append(url.path)
+        var pending = [directory]
+        while let folder = pending.popLast() {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                let path = Text.path(folder, name)
+                var info = stat()
+                guard lstat(path, &info) == 0 else { continue }
+                switch info.st_mode & S_IFMT {
+                case S_IFDIR:
+                    pending.append(path)
+                // pinfetch never names a file ".part" (an empty name before the suffix): that one is not ours.
+                case S_IFREG where name.hasSuffix(".part.state") && name != ".part.state":
+                    guard let head = FileSystem.readSmallFile(path, limit: CheckpointFile.maximumSize),
+                        CheckpointSlots.looksLikeStateFile(head)
+                    else { continue }
+                    found.append(path)
+                default:
+                    continue
+                }
+            }
         }
         return found.sorted()
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @preconcurrency import Glibc
 
 /// The unverified bytes of a download, `<dest>.part`, opened for reading and writing.
@@ -159,7 +159,7 @@ enum FileSystem {
     static let creationMode: mode_t = {
         let status = String(decoding: Self.readSmallFile("/proc/self/status", limit: 1 << 16) ?? [], as: UTF8.self)
         let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
-        let mask = line.flatMap { mode_t($0.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) }
+        let mask = line.flatMap { mode_t($0.dropFirst("Umask:".count).trimmingWhitespace(), radix: 8) }
         return 0o666 & ~(mask ?? 0o022)
     }()
 

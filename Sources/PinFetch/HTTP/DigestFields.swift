@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// `Repr-Digest` and `Content-Digest` fields (RFC 9530): a Structured Field Dictionary
 /// (RFC 8941 §3.2) of algorithm keys to byte sequences, e.g.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// Parses HTTP-dates (RFC 9110 §5.6.7) into seconds since 1970-01-01T00:00:00Z.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// One absolute `http` or `https` URL, built and validated once at the boundary (an argument, an
 /// input file, a `Location` header), so later code never parses URL text again.

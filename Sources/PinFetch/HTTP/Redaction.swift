@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// Secrets replaced by `***` wherever pinfetch shows or stores a URL or a header (issue 10,
 /// point 6; issue 11: `-v`, proxy URLs).
@@ -11,7 +12,7 @@ import Foundation
     /// lower-cased, trimmed and without a trailing `[]`.
     public static func url(_ url: String) -> String {
         var text = url
-        if let slashes = text.range(of: "://") {
+        if let slashes = text.firstRange(of: "://") {
             let rest = text[slashes.upperBound...]
             let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex)]
             if let at = authority.lastIndex(of: "@") {
@@ -56,7 +57,7 @@ import Foundation
         guard text.contains("://") else { return text }
         var result = ""
         var rest = Substring(text)
-        while let marker = rest.range(of: "://") {
+        while let marker = rest.firstRange(of: "://") {
             let start =
                 rest[..<marker.lowerBound].lastIndex { !($0.isLetter || $0.isNumber || "+-.".contains($0)) }
                 .map { rest.index(after: $0) } ?? rest.startIndex
@@ -72,7 +73,8 @@ import Foundation
     /// between `://` and the last `@` is hidden.
     public static func malformedURL(_ url: String) -> String {
         let hidden = Self.url(url)
-        guard let slashes = hidden.range(of: "://"), let at = hidden[slashes.upperBound...].lastIndex(of: "@") else {
+        guard let slashes = hidden.firstRange(of: "://"), let at = hidden[slashes.upperBound...].lastIndex(of: "@")
+        else {
             return hidden
         }
         return hidden[..<slashes.upperBound] + "***" + hidden[at...]
@@ -80,10 +82,10 @@ import Foundation
 
     /// Whether a query parameter named `raw` carries a secret (``secretQueryNames``).
     static func isSecretName(_ raw: String) -> Bool {
-        var name = (raw.removingPercentEncoding ?? raw).trimmingCharacters(in: .whitespaces).lowercased()
+        var name = (Text.percentDecoded(raw) ?? raw).trimmingWhitespace().lowercased()
         if name.hasSuffix("[]") { name.removeLast(2) }
         return Self.secretQueryNames.contains(name)
-            || Self.secretQueryNames.contains(name.replacingOccurrences(of: "-", with: "_"))
+            || Self.secretQueryNames.contains(name.replacing("-", with: "_"))
     }
 
     /// A header line `Name: value` with the value of `Authorization`, `Proxy-Authorization`,
@@ -91,10 +93,10 @@ import Foundation
     /// (``url(_:)``); other lines as they are.
     public static func headerLine(_ line: String) -> String {
         guard let colon = line.firstIndex(of: ":") else { return line }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let name = line[..<colon].trimmingWhitespace().lowercased()
         if name == "location" || name == "content-location" {
             return line[...colon] + " "
-                + Self.url(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                + Self.url(String(line[line.index(after: colon)...].trimmingWhitespace()))
         }
         return Self.secretHeaderNames.contains(name) ? line[...colon] + " ***" : line
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+@preconcurrency import Glibc
 
 /// Digests that object stores publish for the whole stored object in their own fields, cross-
 /// checked like `Repr-Digest` (issue 12): a disagreement is exit 9 even without a pin. Never a

@@ -109,14 +109,3 @@ struct ResponseHead: Sendable {
     /// The representation's validator from `ETag`, `Last-Modified` and `Date`.
     var validator: Validator { Validator(head: self) }
 }
-
-extension StringProtocol {
-    /// Drops leading and trailing SP, HTAB, CR and LF (note `"\r\n"` is one `Character`).
-    func trimmingWhitespace() -> SubSequence {
-        func isSpace(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" || c == "\n" || c == "\r\n" }
-        var text = self[...]
-        while let c = text.first, isSpace(c) { text = text.dropFirst() }
-        while let c = text.last, isSpace(c) { text = text.dropLast() }
-        return text
-    }
-}

@@ -1,0 +1,77 @@
+/// Small text functions the library and the command line share, so that neither needs
+/// Foundation's string extensions (issue 12, point 6: FoundationEssentials only, no ICU).
+@_spi(CLI) public enum Text {
+    /// `value` as people write a number of seconds: `30`, `0.5`, `2.25` (no grouping, no
+    /// locale).
+    public static func number(_ value: Double) -> String {
+        if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return "\(Int64(value))" }
+        return "\(value)"
+    }
+
+    /// `value` rounded to `places` decimals (0...9), as `%.Nf` writes it: `fixed(1.25, 1)` is
+    /// `1.3`, `fixed(2, 1)` is `2.0`.
+    public static func fixed(_ value: Double, places: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var scale: Int64 = 1
+        for _ in 0..<min(max(places, 0), 9) { scale *= 10 }
+        let scaled = (abs(value) * Double(scale)).rounded()
+        guard scaled < 9e18 else { return "\(value)" }
+        let units = Int64(scaled)
+        let sign = value < 0 && units != 0 ? "-" : ""
+        guard places > 0 else { return sign + "\(units)" }
+        let fraction = String(units % scale)
+        return sign + "\(units / scale)." + String(repeating: "0", count: places - fraction.count) + fraction
+    }
+
+    /// `text` with each `%XX` decoded and the bytes read as UTF-8; `nil` for a `%` not followed
+    /// by two hex digits, or bytes that are not UTF-8 (as Foundation's `removingPercentEncoding`).
+    public static func percentDecoded(_ text: some StringProtocol) -> String? {
+        var bytes: [UInt8] = []
+        var input = Array(text.utf8)[...]
+        while let byte = input.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard input.count >= 2, let high = Self.hexValue(input.removeFirst()),
+                let low = Self.hexValue(input.removeFirst())
+            else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The last component of `path`: what follows its last `/`, trailing slashes ignored
+    /// (`a/b/` gives `b`, `/` gives `/`), as `NSString.lastPathComponent`.
+    public static func lastPathComponent(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard trimmed != "/", let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+
+    /// `directory` and `name` joined by one `/`.
+    public static func path(_ directory: String, _ name: String) -> String {
+        directory.isEmpty ? name : directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}
+
+extension StringProtocol {
+    /// Drops leading and trailing SP, HTAB, CR and LF (note `"\r\n"` is one `Character`).
+    @_spi(CLI) public func trimmingWhitespace() -> SubSequence {
+        func isSpace(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" || c == "\n" || c == "\r\n" }
+        var text = self[...]
+        while let c = text.first, isSpace(c) { text = text.dropFirst() }
+        while let c = text.last, isSpace(c) { text = text.dropLast() }
+        return text
+    }
+}
