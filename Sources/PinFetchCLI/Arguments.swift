@@ -16,8 +16,9 @@ public struct Arguments: Sendable {
     public var directory: String?
     /// `-i`: a manifest (or, with `--base-url`, a checksum file) of many files.
     public var inputFile: String?
-    /// `--base-url`: turns an `-i` checksum file into a manifest.
-    public var baseURL: String?
+    /// `--base-url` (repeatable): turns an `-i` checksum file into a manifest; several are
+    /// mirrors of one release directory, in order of preference.
+    public var baseURLs: [String] = []
     /// `--checksum-file`: a SHA256SUMS-style file (path or URL); the entry is chosen by file name.
     public var checksumFile: String?
     /// `-j`: downloads at once.
@@ -138,7 +139,7 @@ public struct Arguments: Sendable {
                 guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a directory") }
                 parsed.directory = value
             case "-i", "--input-file": parsed.inputFile = value
-            case "--base-url": parsed.baseURL = value
+            case "--base-url": parsed.baseURLs.append(value)
             case "--checksum-file":
                 if let sawPin { throw PinFetchError(.usage, "--checksum-file given with \(sawPin): give one checksum") }
                 sawPin = argument
@@ -163,12 +164,12 @@ public struct Arguments: Sendable {
         guard parsed.action == .fetch else { return parsed }
         // `--checksum-file SUMS --base-url URL/` without a URL means what `-i SUMS --base-url URL/`
         // does: every entry (people write it both ways).
-        if parsed.inputFile == nil, urls.isEmpty, parsed.baseURL != nil, let sums = parsed.checksumFile {
+        if parsed.inputFile == nil, urls.isEmpty, !parsed.baseURLs.isEmpty, let sums = parsed.checksumFile {
             parsed.inputFile = sums
             parsed.checksumFile = nil
             sawPin = nil  // it was this file
         }
-        if parsed.baseURL != nil {
+        if !parsed.baseURLs.isEmpty {
             // Each entry of the checksum file has its own pin: another one would be ignored.
             if parsed.checksumFile != nil {
                 throw PinFetchError(
@@ -185,7 +186,7 @@ public struct Arguments: Sendable {
             guard parsed.output == nil else { throw PinFetchError(.usage, "-o names one file; with -i use -P DIR") }
         } else {
             guard !urls.isEmpty else { throw PinFetchError(.usage, "no URL given (see --help)") }
-            if parsed.baseURL != nil { throw PinFetchError(.usage, "--base-url goes with -i") }
+            if !parsed.baseURLs.isEmpty { throw PinFetchError(.usage, "--base-url goes with -i") }
             if parsed.shard != nil { throw PinFetchError(.usage, "--shard goes with -i") }
         }
         if parsed.output != nil, parsed.contentDisposition {
@@ -195,7 +196,7 @@ public struct Arguments: Sendable {
             throw PinFetchError(.usage, "--key goes with --cert")
         }
         if parsed.verbose, parsed.quiet { throw PinFetchError(.usage, "-v and -q: give one") }
-        parsed.options.remoteTime = parsed.remoteTime ?? (parsed.baseURL != nil)
+        parsed.options.remoteTime = parsed.remoteTime ?? (!parsed.baseURLs.isEmpty)
         parsed.trustAnchorsFromEnvironment()
         parsed.urls = urls
         if !parsed.noCache {

@@ -81,7 +81,8 @@ public enum CommandLineTool {
           -P, --directory-prefix DIR put outputs under DIR
           -i, --input-file FILE      many files: lines of 'URL [URL ...] [checksum] [output]'
               --base-url URL         with -i: FILE is a checksum file; each entry is fetched from URL/name
-                                     and saved as name under -P (its directories kept)
+                                     and saved as name under -P (its directories kept); repeat it
+                                     for mirrors of the directory, in order of preference
               --shard K/N            with -i: only entries whose index mod N is K
           -j, --jobs N               downloads at once (default 1)
               --fail-fast            start no new file after the first failure

@@ -89,12 +89,12 @@ enum JobPlan {
             ]
         }
 
-        let role = arguments.baseURL == nil ? "manifest" : "checksum-file"
+        let role = arguments.baseURLs.isEmpty ? "manifest" : "checksum-file"
         let bytes = try await Self.load(input, arguments, role: role, report: report)
         var manifest: Manifest
         do throws(PinFetchError) {
-            if let base = arguments.baseURL {
-                manifest = try Manifest(checksumFile: ChecksumFile(parsing: bytes), baseURL: base)
+            if !arguments.baseURLs.isEmpty {
+                manifest = try Manifest(checksumFile: ChecksumFile(parsing: bytes), baseURLs: arguments.baseURLs)
             } else {
                 manifest = try Manifest(parsing: String(decoding: bytes, as: UTF8.self))
             }
@@ -236,7 +236,7 @@ enum JobPlan {
         options.cacheDirectory = nil  // an unpinned input file never enters the cache
         // --user and -H are for the mirrors' origins: a checksum file or manifest elsewhere gets
         // neither (a netrc entry is for its own host, so it still applies).
-        let mirrorOrigins = Set((arguments.urls + [arguments.baseURL].compactMap { $0 }).compactMap(Self.origin))
+        let mirrorOrigins = Set((arguments.urls + arguments.baseURLs).compactMap(Self.origin))
         if let origin = Self.origin(source), !mirrorOrigins.contains(origin) {
             options.credentials = nil
             options.headers = []

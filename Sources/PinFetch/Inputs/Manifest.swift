@@ -93,13 +93,22 @@
     ///   leading `./`); when one name is a directory of another; or when one name has two
     ///   different digests of one algorithm.
     public init(checksumFile: ChecksumFile, baseURL: String) throws(PinFetchError) {
-        guard Self.isURL(baseURL) else {
+        try self.init(checksumFile: checksumFile, baseURLs: [baseURL])
+    }
+
+    /// A checksum file under several base URLs: mirrors of one release directory, in order of
+    /// preference. Entry `NAME` gets the mirrors `<base><NAME>` for each base, in that order;
+    /// otherwise as ``init(checksumFile:baseURL:)``.
+    /// - Throws: as ``init(checksumFile:baseURL:)``; also for an empty `baseURLs`.
+    public init(checksumFile: ChecksumFile, baseURLs: [String]) throws(PinFetchError) {
+        guard !baseURLs.isEmpty else { throw PinFetchError(.usage, "no base URL given") }
+        for baseURL in baseURLs where !Self.isURL(baseURL) {
             throw PinFetchError(
                 .usage,
                 "the base URL must start with http:// or https://: \(SafeFileName.quoted(baseURL))"
             )
         }
-        let base = baseURL.utf8.last == UInt8(ascii: "/") ? baseURL : baseURL + "/"
+        let bases = baseURLs.map { $0.utf8.last == UInt8(ascii: "/") ? $0 : $0 + "/" }
         guard !checksumFile.entries.isEmpty else {
             if checksumFile.bareDigest != nil {
                 throw PinFetchError(.usage, "the checksum file is a single bare digest and names no file to fetch")
@@ -130,8 +139,8 @@
         for name in order {
             let group = groups[name]!
             let best = try ChecksumFile.strongest(of: group, for: name)
-            let url = base + Self.percentEncoded(name)
-            entries.append(Entry(mirrors: [url], pin: best.pin, output: name, line: group[0].line))
+            let path = Self.percentEncoded(name)
+            entries.append(Entry(mirrors: bases.map { $0 + path }, pin: best.pin, output: name, line: group[0].line))
         }
         self.entries = entries
     }
