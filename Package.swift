@@ -19,7 +19,13 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "PinFetch", dependencies: ["CCurl", "COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "PinFetchCLI", dependencies: ["PinFetch"], swiftSettings: swiftSettings),
-        .executableTarget(name: "pinfetch", dependencies: ["PinFetchCLI"], swiftSettings: swiftSettings),
+        // pinfetch.1, the manual page, sits beside the tool's main.swift (ManPageTests checks it).
+        .executableTarget(
+            name: "pinfetch",
+            dependencies: ["PinFetchCLI"],
+            exclude: ["pinfetch.1"],
+            swiftSettings: swiftSettings
+        ),
         // Issue 5's benchmark. It runs the built `pinfetch` binary as a child process (it imports
         // no library); the dependencies make `swift run -c release pinfetch-bench` build both
         // executables it runs. `pinfetch-bench-measure` measures each child's own ru_maxrss.

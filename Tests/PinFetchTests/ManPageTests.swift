@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
-/// `man/pinfetch.1` and `--help` never drift (issue 12, point 4): every option `--help` (and
+/// `Sources/pinfetch/pinfetch.1` and `--help` never drift (issue 12, point 4): every option `--help` (and
 /// `gc --help`) declares has an entry in the man page, every entry there is an option, and groff
 /// renders the page without a warning.
 struct ManPageTests {
-    static let page = ReadmeExampleTests.root.appending(path: "man/pinfetch.1")
+    static let page = ReadmeExampleTests.root.appending(path: "Sources/pinfetch/pinfetch.1")
 
     /// `-x` and `--long-name` tokens in `text` that are not part of a word (`x-amz`, `sha256-B64`).
     static func options(in text: some StringProtocol) -> Set<String> {
