@@ -254,15 +254,45 @@ struct ResumeDecisionTests {
     ]
 
     @Test(arguments: Self.cases)
-    func `the resume decision follows DESIGN.md`(decision: Case) {
+    func `the resume decision follows DESIGN.md`(decision: Case) throws {
         let result = ResumeDecision.decide(
             checkpoint: decision.checkpoint,
             partialSize: decision.partialSize,
-            url: Self.url,
+            url: try HTTPURL(Self.url),
             algorithm: decision.algorithm,
             probe: decision.probe,
             pinned: decision.pinned
         )
         #expect(result == decision.expected)
+    }
+
+    /// Outsider finding H1: `?key=A` and `?key=B` are both shown as `?key=***`; a partial of
+    /// one must not be resumed from the other (their validators may well be equal).
+    @Test func `a checkpoint names its mirror with the URL's secrets, never storing them`() throws {
+        let first = try HTTPURL("http://example.test/get?key=SECRETKEYA&file=x")
+        let second = try HTTPURL("http://example.test/get?key=SECRETKEYB&file=x")
+        #expect(first.redacted == second.redacted)
+        let identity = URLIdentity(first)
+        var checkpoint = Self.checkpoint(url: identity.redacted)
+        checkpoint.urlDigest = identity.sealed
+        let sealed = try #require(identity.sealed)
+        #expect(
+            !sealed.contains("SECRETKEYA")
+                && !String(decoding: checkpoint.encoded(), as: UTF8.self).contains("SECRETKEYA")
+        )
+        let decoded = try #require(Checkpoint(decoding: checkpoint.encoded()))
+        func decide(_ url: HTTPURL, _ checkpoint: Checkpoint) -> ResumeDecision {
+            ResumeDecision.decide(checkpoint: checkpoint, partialSize: 400, url: url, algorithm: .sha256, probe: nil)
+        }
+        #expect(decide(first, decoded) == .resume(from: 400))
+        #expect(decide(second, decoded) == .startOver(.differentURL))
+        // Two identities of one URL differ (a new salt each) and both name it.
+        #expect(URLIdentity(first).sealed != identity.sealed && URLIdentity(first).names(first))
+        // A record without the digest (written before it existed) names only a URL with nothing hidden.
+        #expect(decide(first, Self.checkpoint(url: first.redacted)) == .startOver(.differentURL))
+        #expect(decide(try HTTPURL(Self.url), Self.checkpoint()) == .resume(from: 400))
+        // A garbled digest names nothing.
+        checkpoint.urlDigest = "not:base64"
+        #expect(decide(first, checkpoint) == .startOver(.differentURL))
     }
 }

@@ -29,8 +29,12 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// Records larger than this are not read (bytes).
     static let maximumSize = 64 * 1024
 
-    /// The URL the user asked for (before redirects), without its secrets (``HTTPURL/redacted``).
+    /// The mirror that served the bytes (the URL asked for, before redirects), without its
+    /// secrets (``HTTPURL/redacted``).
     var url: String
+    /// ``URLIdentity/sealed`` of that mirror: a salted digest of the whole URL, so a resume
+    /// tells apart URLs that differ only in their secrets; `nil` in records written before it.
+    var urlDigest: String?
     /// The representation's validator when the partial was written.
     var validator: Validator
     /// The representation's length in bytes, when the server said it.
@@ -54,6 +58,9 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// Orders durable records: the one with the highest number is the newest; `nil` in light
     /// records and in records of the first format, which had one record per file.
     var sequence: UInt64?
+
+    /// The mirror that served the bytes, as ``URLIdentity/names(_:)`` compares it.
+    var source: URLIdentity { URLIdentity(redacted: self.url, sealed: self.urlDigest) }
 
     /// Bytes of `<dest>.part` before an offset that ``tailDigest`` covers: 64 KiB, or all of them.
     static func tailLength(before offset: Int64) -> Int64 { min(offset, 64 * 1024) }
@@ -93,12 +100,13 @@ struct Checkpoint: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
+        case url, urlDigest, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
         case partialIdentity, tailDigest, sequence
     }
 
     init(
         url: String,
+        urlDigest: String? = nil,
         validator: Validator,
         totalLength: Int64?,
         offset: Int64,
@@ -111,6 +119,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         sequence: UInt64? = nil
     ) {
         self.url = url
+        self.urlDigest = urlDigest
         self.validator = validator
         self.totalLength = totalLength
         self.offset = offset
@@ -126,6 +135,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.url = try container.decode(String.self, forKey: .url)
+        self.urlDigest = try container.decodeIfPresent(String.self, forKey: .urlDigest)
         self.validator = try container.decode(Validator.self, forKey: .validator)
         self.totalLength = try container.decodeIfPresent(Int64.self, forKey: .totalLength)
         self.offset = try container.decode(Int64.self, forKey: .offset)
@@ -154,6 +164,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.url, forKey: .url)
+        try container.encodeIfPresent(self.urlDigest, forKey: .urlDigest)
         try container.encode(self.validator, forKey: .validator)
         try container.encodeIfPresent(self.totalLength, forKey: .totalLength)
         try container.encode(self.offset, forKey: .offset)

@@ -29,12 +29,13 @@ final class CheckpointWriter: Sendable {
     ///   - path: The state file's path.
     ///   - partial: The open partial whose bytes the checkpoints describe.
     ///   - state: The representation the partial holds.
-    ///   - url: The mirror that served the partial's bytes (the checkpoint ties them to it).
+    ///   - source: The mirror that served the partial's bytes (the checkpoint ties them to it).
     ///   - durableOffset: Bytes already covered by a durable checkpoint on disk.
-    init?(path: String, partial: PartialFile, state: PartialState, url: String, durableOffset: Int64) {
+    init?(path: String, partial: PartialFile, state: PartialState, source: URLIdentity, durableOffset: Int64) {
         guard let validator = state.validator else { return nil }
         let record = Checkpoint(
-            url: url,
+            url: source.redacted,
+            urlDigest: source.sealed,
             validator: validator,
             totalLength: state.totalLength,
             offset: 0,

@@ -286,8 +286,7 @@ final class Download {
             }
         }
         self.rehashedBytes += recovery?.rehashedBytes ?? 0
-        if let source = recovery?.checkpoint.url, let index = self.mirrors.firstIndex(where: { $0.redacted == source })
-        {
+        if let source = recovery?.checkpoint.source, let index = self.mirrors.firstIndex(where: source.names) {
             self.mirrorIndex = index  // continue where the partial came from
         }
         // HEAD only helps decide about a partial with a checkpoint: without one, the partial is
@@ -296,7 +295,7 @@ final class Download {
         let decision = ResumeDecision.decide(
             checkpoint: recovery?.checkpoint,
             partialSize: FileSystem.size(of: sidecars.partial),
-            url: self.currentLabel,  // checkpoints hold URLs without their secrets
+            url: self.mirrors[self.mirrorIndex],
             algorithm: self.state.algorithm,
             probe: probe,
             pinned: self.pin != nil

@@ -12,7 +12,7 @@ extension Download {
         self.digest = recovery.digest
         self.state.offset = checkpoint.offset
         self.state.validator = checkpoint.validator
-        self.state.source = checkpoint.url
+        self.state.source = checkpoint.source
         self.state.totalLength = checkpoint.totalLength
         self.state.resumable = true
         self.state.spliced = true
@@ -44,7 +44,7 @@ extension Download {
         }
         self.restartPending = false
         self.state.validator = head.validator
-        self.state.source = self.currentLabel  // no secrets: it goes into the checkpoint
+        self.state.source = URLIdentity(self.mirrors[self.mirrorIndex])
         self.state.totalLength = totalLength
         self.remoteModified = head.value("last-modified").flatMap { HTTPDate.parse($0) }
         self.crossCheck = head.status == 200 ? head.googleMD5.map { ($0, CrossCheckDigest()) } : nil
@@ -80,7 +80,7 @@ extension Download {
             // From now on the partial continues this mirror's representation; the pin decides.
             self.state.crossMirror = false
             self.state.validator = head.validator
-            self.state.source = self.currentLabel  // no secrets: it goes into the checkpoint
+            self.state.source = URLIdentity(self.mirrors[self.mirrorIndex])
             self.state.resumable = self.canResume(with: head.validator) && !head.hasContentCoding
         }
         self.state.spliced = true
@@ -96,7 +96,7 @@ extension Download {
                 path: self.sidecars.checkpoint,
                 partial: partial,
                 state: self.state,
-                url: self.state.source ?? self.currentLabel,
+                source: self.state.source ?? URLIdentity(self.mirrors[self.mirrorIndex]),
                 durableOffset: self.durableOffset
             )
         }
@@ -161,7 +161,7 @@ extension Download {
                 path: self.sidecars.checkpoint,
                 partial: partial,
                 state: self.state,
-                url: self.state.source ?? self.currentLabel,
+                source: self.state.source ?? URLIdentity(self.mirrors[self.mirrorIndex]),
                 durableOffset: self.durableOffset
             )
         else { return }

@@ -11,9 +11,8 @@ struct PartialState: Sendable {
     var offset: Int64 = 0
     /// The validator of the representation the partial holds.
     var validator: Validator?
-    /// The mirror whose validator ``validator`` is, without its secrets (``HTTPURL/redacted``:
-    /// it goes into the checkpoint, and a resume compares it with the mirrors' redacted forms).
-    var source: String?
+    /// The mirror whose validator ``validator`` is, as the checkpoint keeps it (no secrets).
+    var source: URLIdentity?
     /// The representation's length in bytes, when known.
     var totalLength: Int64?
     /// `true` when the partial can be resumed: a strong validator and no content coding.

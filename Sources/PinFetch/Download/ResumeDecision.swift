@@ -27,19 +27,20 @@ enum ResumeDecision: Hashable, Sendable {
     case finalize
 
     /// Decides from the checkpoint (`nil` when missing or unusable), the `.part` size in bytes
-    /// (`nil` when there is no `.part`), the probe (`nil` when HEAD told nothing usable), and
+    /// (`nil` when there is no `.part`), the mirror about to be asked (`url`: the checkpoint must
+    /// name it, secrets included, ``URLIdentity/names(_:)``), the probe (`nil` when HEAD told nothing usable), and
     /// whether a pin decides at the end (`pinned`: a partial without any validator is kept only then).
     static func decide(
         checkpoint: Checkpoint?,
         partialSize: Int64?,
-        url: String,
+        url: HTTPURL,
         algorithm: HashAlgorithm,
         probe: Probe?,
         pinned: Bool = false
     ) -> ResumeDecision {
         guard let partialSize else { return .startOver(.noPartial) }
         guard let checkpoint, checkpoint.offset > 0 else { return .startOver(.noCheckpoint) }
-        guard checkpoint.url == url else { return .startOver(.differentURL) }
+        guard checkpoint.source.names(url) else { return .startOver(.differentURL) }
         guard checkpoint.algorithm == algorithm else { return .startOver(.differentAlgorithm) }
         // No validator at all: only a pin makes the bytes safe to continue (a weak one says they may differ).
         let unvalidated = checkpoint.validator.isAbsent
