@@ -149,23 +149,37 @@ enum JobPlan {
 
     /// The pin of `job`: its own (a flag, a manifest, a checksum file) and any that its URLs
     /// carry in their fragment as pip and PyPI's simple index write them (`#sha256=HEX`,
-    /// `#egg=name&sha512=HEX`; the fragment is never sent), which must all agree.
-    /// - Throws: ``PinFetchError/Code/usage`` for a malformed digest in a fragment, or pins for
-    ///   one file that disagree (other digests, or other algorithms: one file, one pin).
+    /// `#egg=name&sha512=HEX`; the fragment is never sent), which must all agree. A fragment
+    /// parameter is percent-decoded first (`sha256%3DHEX`).
+    /// - Throws: ``PinFetchError/Code/usage`` for a malformed digest in a fragment, a parameter
+    ///   that names a digest in another way (`sha256` without a value, `sha-256=`, `md5=`: a pin
+    ///   the user meant is never ignored), or pins for one file that disagree (other digests, or
+    ///   other algorithms: one file, one pin).
     static func pin(of job: FetchJob) throws(PinFetchError) -> Pin? {
         var pin = job.pin
         for url in job.mirrors {
             guard let hash = url.firstIndex(of: "#") else { continue }
             for parameter in url[url.index(after: hash)...].split(separator: "&") {
-                let parts = parameter.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, ["sha256", "sha512"].contains(parts[0].lowercased()) else { continue }
+                let decoded = Text.percentDecoded(parameter) ?? String(parameter)
+                let parts = decoded.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = parts[0].lowercased()
+                guard ["sha256", "sha512"].contains(name), parts.count == 2 else {
+                    if Self.namesDigest(name) {
+                        throw PinFetchError(
+                            .usage,
+                            "\(Redaction.url(url)): the fragment's \(SafeFileName.quoted(String(parts[0]))) is no pin "
+                                + "pinfetch can check; write sha256=HEX or sha512=HEX"
+                        )
+                    }
+                    continue
+                }
                 let found: Pin
                 do throws(PinFetchError) {
-                    found = try Pin(parsing: "\(parts[0].lowercased()):\(parts[1])")
+                    found = try Pin(parsing: "\(name):\(parts[1])")
                 } catch {
                     throw PinFetchError(
                         .usage,
-                        "\(Redaction.url(url)): the fragment's \(parts[0]) is not a digest: \(error.message)"
+                        "\(Redaction.url(url)): the fragment's \(name) is not a digest: \(error.message)"
                     )
                 }
                 if let earlier = pin, earlier != found {
@@ -178,6 +192,17 @@ enum JobPlan {
             }
         }
         return pin
+    }
+
+    /// Whether a fragment parameter's name (lower-cased) names a digest algorithm, as pip's
+    /// (`md5`, `sha1`, `sha224`, `sha384`), RFC 9530's (`sha-256`) or SRI's (`integrity`) do.
+    private static func namesDigest(_ name: String) -> Bool {
+        let bare = name.filter { $0 != "-" && $0 != "_" }
+        if ["md5", "integrity", "checksum", "digest", "hash"].contains(bare) { return true }
+        for family in ["sha", "sha3", "blake2b", "blake2s", "blake3"] where bare.hasPrefix(family) {
+            if bare.dropFirst(family.count).allSatisfy(\.isNumber) { return true }
+        }
+        return false
     }
 
     /// An input file's name as messages show it: a URL without its secrets, a path as given.

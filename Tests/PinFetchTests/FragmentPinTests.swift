@@ -36,6 +36,9 @@ struct FragmentPinTests {
         ["URL#sha256=\(Fixtures.sha256A)", "URL#sha256=\(Fixtures.sha256B)"],
         ["--checksum", "sha512:\(String(repeating: "a", count: 128))", "URL#sha256=\(Fixtures.sha256A)"],
         ["URL#sha256=nothex"],
+        // Outsider finding H2: each of these was ignored, and the file downloaded unverified with exit 0.
+        ["URL#sha256="], ["URL#sha256"], ["URL#SHA-256=\(Fixtures.sha256A)"], ["URL#egg=x&md5=0123"],
+        ["URL#sha512=\(Fixtures.sha256A)"], ["URL#egg=x&sha_256=\(Fixtures.sha256A)"],
     ])
     func `pins that disagree, or a malformed one, are bad input before any request`(arguments: [String]) async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
@@ -59,6 +62,27 @@ struct FragmentPinTests {
                 )
                 let run = await runCLI(Self.quiet + ["-P", "\(directory)/d", "-i", "\(directory)/m"])
                 #expect(run.status == 9)
+            }
+        }
+    }
+
+    @Test func `a percent-encoded fragment pin is decoded and checked`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let wrong = await runCLI(
+                    Self.quiet + ["-o", "\(directory)/o", server.url() + "#sha256%3d\(Fixtures.sha256B)"]
+                )
+                #expect(wrong.status == 9, "\(wrong.standardError)")
+                let right = await runCLI(
+                    Self.quiet + ["-o", "\(directory)/o", server.url() + "#sha256%3D\(Fixtures.sha256A)"]
+                )
+                #expect(right.status == 0, "\(right.standardError)")
+                #expect(right.string("sha256") == Fixtures.sha256A)
+                // Parameters that only look alike are someone else's.
+                let other = await runCLI(
+                    Self.quiet + ["-o", "\(directory)/p", server.url() + "#shape=1&share&hashtag=x"]
+                )
+                #expect(other.status == 0, "\(other.standardError)")
             }
         }
     }
