@@ -107,8 +107,9 @@ enum JobPlan {
         if let (k, n) = arguments.shard { manifest = manifest.shard(k, of: n) }
         let directory = arguments.directory ?? "."
         var jobs: [FetchJob] = []
-        var lines: [String: Int] = [:]
-        var sidecars: [String: (line: Int, role: String, of: String)] = [:]
+        // Keyed by bytes, as the file system tells names apart (NFC and NFD `café` are two files).
+        var lines: [[UInt8]: Int] = [:]
+        var sidecars: [[UInt8]: (line: Int, role: String, of: String)] = [:]
         for entry in manifest.entries {
             var name = entry.output ?? ""
             if entry.output == nil { name = try Arguments.fileName(fromURL: entry.mirrors[0]) }
@@ -119,7 +120,7 @@ enum JobPlan {
             } catch {
                 throw PinFetchError(error.code, "\(input):\(entry.line): \(error.message)")
             }
-            let key = Self.canonical(destination)
+            let key = Array(Self.canonical(destination).utf8)
             if let earlier = lines[key] {
                 throw PinFetchError(.usage, "\(input):\(entry.line): \(destination) is written by line \(earlier) too")
             }
@@ -130,7 +131,7 @@ enum JobPlan {
                 )
             }
             for (sidecar, role) in SidecarPaths.beside(destination) {
-                let path = Self.canonical(sidecar)
+                let path = Array(Self.canonical(sidecar).utf8)
                 if let earlier = lines[path] {
                     throw PinFetchError(
                         .usage,

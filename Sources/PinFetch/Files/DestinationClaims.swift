@@ -7,10 +7,10 @@ import Synchronization
 /// when it is known, and the later claimant fails.
 final class DestinationClaims: Sendable {
     private struct Claims {
-        /// Destinations.
-        var paths: Set<String>
+        /// Destinations, as bytes: the file system tells NFC and NFD names apart.
+        var paths: Set<[UInt8]>
         /// The sidecar paths of those destinations (`.part`, `.part.state`, …).
-        var sidecars: Set<String>
+        var sidecars: Set<[UInt8]>
     }
 
     private let claims: Mutex<Claims>
@@ -38,14 +38,14 @@ final class DestinationClaims: Sendable {
         }
     }
 
-    private static func sidecarKeys(_ path: String) -> [String] {
+    private static func sidecarKeys(_ path: String) -> [[UInt8]] {
         SidecarPaths.beside(path).map { Self.key($0.path) }
     }
 
     /// One spelling per path: `./a` and `a`, `d//a` and `d/a` are the same file.
-    private static func key(_ path: String) -> String {
+    private static func key(_ path: String) -> [UInt8] {
         var parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
         if parts.isEmpty { parts = ["."] }
-        return (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
+        return Array(((path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")).utf8)
     }
 }

@@ -214,10 +214,15 @@ extension ChecksumFile {
 
     /// Whether `name` (or `name` without leading `./`) is `fileName`.
     static func names(_ name: String, exactly fileName: String) -> Bool {
-        if name == fileName { return true }
+        // By bytes: a name in NFD is another file than the same name in NFC.
         var stripped = Substring(name)
         while stripped.utf8.starts(with: [UInt8(ascii: "."), UInt8(ascii: "/")]) { stripped = stripped.dropFirst(2) }
-        return stripped == fileName
+        return name.utf8.elementsEqual(fileName.utf8) || stripped.utf8.elementsEqual(fileName.utf8)
+    }
+
+    /// Whether the ``lastComponent(_:)`` of `name` is `fileName`, byte for byte.
+    static func names(_ name: String, inLastComponent fileName: String) -> Bool {
+        Self.lastComponent(name).utf8.elementsEqual(fileName.utf8)
     }
 
     /// The part of `name` after its last `/` or `\`.

@@ -130,7 +130,7 @@
             while name.hasPrefix("./") { name = name.dropFirst(2) }
             let segments = name.split(separator: "/", omittingEmptySubsequences: false)
             guard !segments.contains(where: \.isEmpty), segments.count <= urlPathSegments.count,
-                zip(segments.reversed(), urlPathSegments.reversed()).allSatisfy({ $0 == $1 })
+                zip(segments.reversed(), urlPathSegments.reversed()).allSatisfy({ $0.utf8.elementsEqual($1.utf8) })
             else { continue }
             if segments.count > bestLength {
                 (best, bestLength) = ([entry], segments.count)
@@ -155,12 +155,12 @@
     ///   algorithm have different digests (the same digest twice is fine).
     public func pin(for fileName: String) throws(PinFetchError) -> Pin {
         let exact = self.entries.filter { Self.names($0.name, exactly: fileName) }
-        let matches = exact.isEmpty ? self.entries.filter { Self.lastComponent($0.name) == fileName } : exact
+        let matches = exact.isEmpty ? self.entries.filter { Self.names($0.name, inLastComponent: fileName) } : exact
         guard !matches.isEmpty else {
             if let bare = self.bareDigest { return bare }
             let unsupported = self.unsupportedEntries.filter { entry in
                 guard let name = entry.name else { return true }
-                return Self.names(name, exactly: fileName) || Self.lastComponent(name) == fileName
+                return Self.names(name, exactly: fileName) || Self.names(name, inLastComponent: fileName)
             }
             var algorithms: [String] = []
             for entry in unsupported where !algorithms.contains(entry.algorithm) { algorithms.append(entry.algorithm) }

@@ -115,29 +115,31 @@
             }
             throw PinFetchError(.usage, "the checksum file has no sha256 or sha512 entries")
         }
+        // Names are told apart by their bytes, as the file system does: `café` written as
+        // NFC and as NFD are two files (a Swift `String` would take them for one).
         var order: [String] = []
-        var groups: [String: [ChecksumFile.Entry]] = [:]
+        var groups: [[UInt8]: [ChecksumFile.Entry]] = [:]
         for item in checksumFile.entries {
             let name = try Self.relativeName(item.name, line: item.line)
-            if groups[name] == nil { order.append(name) }
-            groups[name, default: []].append(item)
+            if groups[Array(name.utf8)] == nil { order.append(name) }
+            groups[Array(name.utf8), default: []].append(item)
         }
         // A name that is a directory of another (`tool` and `tool/README`) cannot be both.
         for name in order {
             var prefix = Substring(name)
             while let slash = prefix.lastIndex(of: "/") {
                 prefix = prefix[..<slash]
-                guard let file = groups[String(prefix)] else { continue }
+                guard let file = groups[Array(prefix.utf8)] else { continue }
                 throw PinFetchError(
                     .usage,
-                    "checksum file lines \(file[0].line) and \(groups[name]![0].line): \(SafeFileName.quoted(String(prefix))) "
+                    "checksum file lines \(file[0].line) and \(groups[Array(name.utf8)]![0].line): \(SafeFileName.quoted(String(prefix))) "
                         + "is a file and the directory of \(SafeFileName.quoted(name))"
                 )
             }
         }
         var entries: [Entry] = []
         for name in order {
-            let group = groups[name]!
+            let group = groups[Array(name.utf8)]!
             let best = try ChecksumFile.strongest(of: group, for: name)
             let path = Self.percentEncoded(name)
             entries.append(Entry(mirrors: bases.map { $0 + path }, pin: best.pin, output: name, line: group[0].line))
