@@ -26,7 +26,7 @@ struct OutsiderFindings12Tests {
                 let second = await runCLI(Self.quiet + ["-o", output, server.url("/get?key=SECRETKEYB")])
                 #expect(second.status == 0, "\(second.standardError)")
                 #expect(server.getRequests.last?.header("Range") == nil)
-                #expect(UnvalidatedResumeTests.holds(output, Fixtures.b))
+                #expect(Self.holds(output, Fixtures.b))
             }
         }
     }
@@ -62,6 +62,84 @@ struct OutsiderFindings12Tests {
                     try file.pin(for: decomposed).digest
                         == Pin.bytes(fromHex: Fixtures.sha256(bodies["/r/cafe%CC%81"]!))
                 )
+            }
+        }
+    }
+
+    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { contents(path) == bytes }
+
+    /// M1: after a lying mirror handed over, the good mirror died mid-body: that was reported as
+    /// a mismatch (exit 9) and its partial deleted. It is a network failure, the partial kept.
+    @Test func `a good mirror failing mid-body after a hand-over keeps its partial, exit 4`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+            try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, lying.url(), good.url()]
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                    let first = await runCLI(arguments)
+                    #expect(first.status == 4, "\(first.standardError)")
+                    #expect(FileManager.default.fileExists(atPath: output + ".part.state"))
+                    #expect(!FileManager.default.fileExists(atPath: output))
+                    let second = await runCLI(arguments)
+                    #expect(second.status == 0, "\(second.standardError)")
+                    #expect(second.string("status") == "resumed")
+                    #expect(good.getRequests.last?.header("Range") == "bytes=400000-")
+                    #expect(lying.getRequests.count == 1)  // the rerun went where the partial came from
+                    #expect(Self.holds(output, Fixtures.a))
+                }
+            }
+        }
+    }
+
+    /// M2: without a pin, moving to the next mirror emptied the partial before that mirror
+    /// answered; when it did not answer either, a later run had to start from byte 0.
+    @Test func `an unpinned partial survives a mirror that fails before answering`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { first in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { second in
+                second.faults = TestFaults(status: 503)
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    first.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                    let failed = await runCLI(Self.quiet + ["-o", output, first.url(), second.url()])
+                    #expect(failed.status != 0)
+                    let asked = try #require(second.getRequests.first)
+                    #expect(asked.header("Range") == nil)  // another mirror: from byte 0
+                    #expect(FileManager.default.fileExists(atPath: output + ".part.state"))
+                    let again = await runCLI(Self.quiet + ["-o", output, first.url(), second.url()])
+                    #expect(again.status == 0, "\(again.standardError)")
+                    #expect(again.int("resumed_from") == 400_000)
+                    #expect(first.getRequests.last?.header("If-Range") == Fixtures.etagA)
+                    #expect(Self.holds(output, Fixtures.a))
+                }
+            }
+        }
+    }
+
+    /// M3: a pinned partial whose mirror is not among the rerun's mirrors was discarded; the
+    /// README says a partial moves along with a pin (plain `Range`, the pin decides).
+    @Test func `a pinned partial moves to a mirror list without its own mirror`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { old in
+            try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: "\"other\"")) { new in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    let pin = ["--sha256", Fixtures.sha256A]
+                    old.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                    #expect(await runCLI(Self.quiet + pin + ["-o", output, old.url()]).status == 4)
+                    let moved = await runCLI(Self.quiet + pin + ["-o", output, new.url()])
+                    #expect(moved.status == 0, "\(moved.standardError)")
+                    #expect(moved.int("resumed_from") == 400_000)
+                    let request = try #require(new.getRequests.last)
+                    #expect(request.header("Range") == "bytes=400000-")
+                    #expect(request.header("If-Range") == nil)
+                    #expect(Self.holds(output, Fixtures.a))
+                    // Without a pin it would not move: the same case unpinned starts from byte 0.
+                    old.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                    #expect(await runCLI(Self.quiet + ["-o", "\(directory)/p", old.url()]).status == 4)
+                    let unpinned = await runCLI(Self.quiet + ["-o", "\(directory)/p", new.url()])
+                    #expect(unpinned.status == 0 && unpinned.int("resumed_from") == 0)
+                    #expect(new.getRequests.last?.header("Range") == nil)
+                }
             }
         }
     }

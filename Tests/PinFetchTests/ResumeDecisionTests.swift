@@ -295,4 +295,25 @@ struct ResumeDecisionTests {
         checkpoint.urlDigest = "not:base64"
         #expect(decide(first, checkpoint) == .startOver(.differentURL))
     }
+
+    /// A partial moves to another mirror only with a pin: that mirror's validator is not
+    /// compared (another server's ETag means nothing), its length still is (DESIGN.md, "Mirrors").
+    @Test func `a pinned partial is resumed on a mirror that did not serve it`() throws {
+        let other = try HTTPURL("http://mirror.test/file.bin")
+        func decide(_ probe: Probe?, pinned: Bool) -> ResumeDecision {
+            ResumeDecision.decide(
+                checkpoint: Self.checkpoint(),
+                partialSize: 400,
+                url: other,
+                algorithm: .sha256,
+                probe: probe,
+                pinned: pinned
+            )
+        }
+        #expect(decide(nil, pinned: false) == .startOver(.differentURL))
+        #expect(decide(nil, pinned: true) == .resume(from: 400))
+        #expect(decide(Probe(length: 1000, validator: Self.changed), pinned: true) == .resume(from: 400))
+        #expect(decide(Probe(length: 999, validator: Self.strong), pinned: true) == .startOver(.lengthChanged))
+        #expect(decide(Probe(length: 400, validator: Self.strong), pinned: true) == .startOver(.lengthChanged))
+    }
 }

@@ -123,15 +123,17 @@ extension Download {
     /// ` (at byte N)` when bytes of this file are on disk, else nothing: an offset of 0 says nothing.
     var atByte: String { self.state.offset > 0 ? " (at byte \(self.state.offset))" : "" }
 
-    /// Moves to mirror `index`. A partial is kept only with a pin (resumed there with a plain
-    /// `Range`, the pin deciding at the end); without one it starts over (DESIGN.md, "Mirrors").
+    /// Moves to mirror `index`. With a pin, a partial is resumed there with a plain `Range`, the
+    /// pin deciding at the end; without one the next mirror is asked from byte 0 (DESIGN.md,
+    /// "Mirrors"), but a resumable partial stays on disk, checkpointed for its own mirror, until
+    /// an answer replaces it: a mirror that fails before answering costs none of its bytes.
     private func switchMirror(to index: Int) throws(PinFetchError) {
         if self.state.offset > 0 {
+            if self.state.resumable { try self.saveCheckpoint() }
             if self.pin != nil {
-                if self.state.resumable { try self.saveCheckpoint() }
                 self.state.crossMirror = true
-            } else {
-                try self.startOver()
+            } else if !self.state.resumable {
+                try self.startOver()  // nothing ties these bytes to any answer
             }
         }
         self.mirrorIndex = index
@@ -144,7 +146,14 @@ extension Download {
         var headers = ["Accept-Encoding: identity"]
         let offset = self.state.offset
         var context = AnswerContext(pinned: self.pin != nil)
-        if offset > 0, self.restartPending {
+        // Without a pin, a partial belongs to the mirror that served it: another mirror is asked
+        // from byte 0, and its answer replaces the partial.
+        let foreign =
+            offset > 0 && self.pin == nil
+            && self.state.source.map { !$0.names(self.mirrors[self.mirrorIndex]) } ?? false
+        if offset > 0, foreign {
+            self.decide("the partial came from \(self.state.source?.redacted ?? "another mirror"): asking from byte 0")
+        } else if offset > 0, self.restartPending {
             // Asked again from byte 0: an answer for the same representation (same strong
             // validator) must still have its known length, or the server is sending a slice.
             if self.state.validator?.ifRangeValue != nil, !self.state.crossMirror {

@@ -246,9 +246,11 @@ final class Download {
                     do throws(PinFetchError) {
                         try self.download(excluding: deliveredOtherBytes)
                     } catch {
-                        // The mirrors left failed otherwise: every mirror that answered with a
-                        // body sent other bytes, and that is what the run found.
-                        guard
+                        // The mirrors left failed otherwise: when none of them delivered a byte,
+                        // every mirror that answered with a body sent other bytes, and that is
+                        // what the run found. One that failed mid-body is a network failure,
+                        // its partial kept for a later run (exit 4).
+                        guard self.state.offset == 0,
                             [
                                 PinFetchError.Code.network, .serverResponse, .authentication, .tlsVerification,
                                 .protocolViolation,
@@ -307,6 +309,7 @@ final class Download {
             try self.download()
         case .resume:
             try self.restore(recovery!)
+            self.resumeOnAnotherMirror(recovery!.checkpoint)
             try self.download()
         case .finalize:
             self.decide("the partial is as long as the remote file: verifying it without a GET")

@@ -24,6 +24,14 @@ extension Download {
         }
     }
 
+    /// A pinned partial whose mirror is not among this run's mirrors is resumed on the current
+    /// one with a plain `Range`, and the pin decides (DESIGN.md, "Mirrors").
+    func resumeOnAnotherMirror(_ checkpoint: Checkpoint) {
+        guard !checkpoint.source.names(self.mirrors[self.mirrorIndex]) else { return }
+        self.decide("the partial came from \(checkpoint.url), not a mirror of this run: the pin decides")
+        self.state.crossMirror = true
+    }
+
     /// Feeds the first `end` bytes of `file` to `digest`, counting them in `rehashedBytes`.
     func rehash(_ file: PartialFile, upTo end: Int64, into digest: RunningDigest) throws(PinFetchError) {
         try file.hash(from: 0, to: end, into: digest) { self.control.isCancelled || self.pastDeadline }

@@ -40,7 +40,10 @@ enum ResumeDecision: Hashable, Sendable {
     ) -> ResumeDecision {
         guard let partialSize else { return .startOver(.noPartial) }
         guard let checkpoint, checkpoint.offset > 0 else { return .startOver(.noCheckpoint) }
-        guard checkpoint.source.names(url) else { return .startOver(.differentURL) }
+        // A partial moves to another mirror only with a pin (DESIGN.md, "Mirrors"): that mirror's
+        // validator says nothing about it, so only its length is compared.
+        let sameSource = checkpoint.source.names(url)
+        guard sameSource || pinned else { return .startOver(.differentURL) }
         guard checkpoint.algorithm == algorithm else { return .startOver(.differentAlgorithm) }
         // No validator at all: only a pin makes the bytes safe to continue (a weak one says they may differ).
         let unvalidated = checkpoint.validator.isAbsent
@@ -50,7 +53,9 @@ enum ResumeDecision: Hashable, Sendable {
         guard partialSize >= checkpoint.offset else { return .startOver(.partialShorterThanCheckpoint) }
         guard let probe else { return .resume(from: checkpoint.offset) }
         let same: Bool?
-        if unvalidated {
+        if !sameSource {
+            same = nil
+        } else if unvalidated {
             guard probe.validator.isAbsent else { return .startOver(.validatorAppeared) }
             same = nil
         } else {
