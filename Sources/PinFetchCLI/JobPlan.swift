@@ -107,9 +107,7 @@ enum JobPlan {
         if let (k, n) = arguments.shard { manifest = manifest.shard(k, of: n) }
         let directory = arguments.directory ?? "."
         var jobs: [FetchJob] = []
-        // Keyed by bytes, as the file system tells names apart (NFC and NFD `café` are two files).
-        var lines: [[UInt8]: Int] = [:]
-        var sidecars: [[UInt8]: (line: Int, role: String, of: String)] = [:]
+        var outputs = OutputNames()
         for entry in manifest.entries {
             var name = entry.output ?? ""
             if entry.output == nil { name = try Arguments.fileName(fromURL: entry.mirrors[0]) }
@@ -120,27 +118,7 @@ enum JobPlan {
             } catch {
                 throw PinFetchError(error.code, "\(input):\(entry.line): \(error.message)")
             }
-            let key = Array(Self.canonical(destination).utf8)
-            if let earlier = lines[key] {
-                throw PinFetchError(.usage, "\(input):\(entry.line): \(destination) is written by line \(earlier) too")
-            }
-            if let (line, role, of) = sidecars[key] {
-                throw PinFetchError(
-                    .usage,
-                    "\(input):\(entry.line): \(destination) is the \(role) of \(of) (line \(line)): choose another name"
-                )
-            }
-            for (sidecar, role) in SidecarPaths.beside(destination) {
-                let path = Array(Self.canonical(sidecar).utf8)
-                if let earlier = lines[path] {
-                    throw PinFetchError(
-                        .usage,
-                        "\(input):\(earlier): \(sidecar) is the \(role) of \(destination) (line \(entry.line)): choose another name"
-                    )
-                }
-                sidecars[path] = (entry.line, role, destination)
-            }
-            lines[key] = entry.line
+            try outputs.claim(destination, line: entry.line, input: input)
             let pin = entry.pin ?? arguments.pin
             let naming = arguments.contentDisposition && entry.output == nil ? directory : nil
             jobs.append(FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming))

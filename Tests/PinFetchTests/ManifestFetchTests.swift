@@ -141,7 +141,11 @@ struct ManifestFetchTests {
 
     /// Found by an outsider: outputs `x` and `x.part` in one batch let one download rename its
     /// verified file onto the other's partial, which was then renamed onto `x` with exit 0.
-    @Test(arguments: [("x", "x.part"), ("x.part.state", "x"), ("x", "x.part.lock"), ("x", "x.part.cache")])
+    @Test(arguments: [
+        ("x", "x.part"), ("x.part.state", "x"), ("x", "x.part.lock"), ("x", "x.part.cache"),
+        // Outsider findings L1, L2: a sidecar or an output that another output needs as a directory.
+        ("x", "x.part/y"), ("x.part.state/y", "x"), ("a", "a/b"), ("a/b/c", "a/b"), ("d/./a", "d/a/b"),
+    ])
     func `an output that is another's sidecar is exit 2 before any request`(first: String, second: String) async throws
     {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
@@ -156,6 +160,21 @@ struct ManifestFetchTests {
                 #expect(run.standardError.contains("choose another name"), "\(run.standardError)")
                 #expect(server.requests.isEmpty)
                 #expect(listing(directory) == ["manifest"])
+            }
+        }
+    }
+
+    @Test func `outputs may share directories`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                try self.write(
+                    ["\(server.url("/f1")) a/b/one", "\(server.url("/f2")) a/two", "\(server.url("/f1")) a/b/c/three"],
+                    to: "\(directory)/manifest"
+                )
+                let run = await runCLI(Self.quiet + ["-P", "\(directory)/out", "-i", "\(directory)/manifest"])
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(run.lines.count == 3)
             }
         }
     }
