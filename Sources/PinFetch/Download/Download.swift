@@ -133,6 +133,13 @@ final class Download {
         result.restarts = self.restarts
         result.attempts = self.attempts
         result.elapsedSeconds = Date().timeIntervalSince(self.started)
+        // A mirror whose attempt ended in a local failure (a full disk, a rename refused) has
+        // that failure as its outcome, not `tried`.
+        if let error = result.error, let last = self.mirrorOutcomes.lastIndex(where: { $0.index == self.mirrorIndex }),
+            self.mirrorOutcomes[last].outcome == "tried"
+        {
+            self.mirrorOutcomes[last].outcome = error.code.description
+        }
         if !self.mirrorOutcomes.isEmpty {
             result.source = self.mirrors[self.mirrorIndex].redacted
             result.mirrors = self.mirrorOutcomes.map {
