@@ -312,7 +312,21 @@ struct ManifestTests {
         BadChecksumFile(text: "\(hexA)  a.bin\n", baseURL: "ftp://m.example/", reason: "base URL"),
         BadChecksumFile(text: "\(hexA)  a.bin\n", baseURL: "m.example/dist/", reason: "base URL"),
         BadChecksumFile(text: "\(hexA)  a.bin\n", baseURL: "", reason: "base URL"),
+        // Outsider finding L5: the names were appended after the fragment.
+        BadChecksumFile(text: "\(hexA)  a.bin\n", baseURL: "https://m.example/d/#x", reason: "fragment"),
     ]
+
+    /// Outsider finding L5: the names were appended after the query (`…/d?sig=Xa.bin`).
+    @Test(arguments: ["https://m.example/d?sv=1&sig=S", "https://m.example/d/?sv=1&sig=S"])
+    func `a base URL's query follows each name`(baseURL: String) throws {
+        let file = try Self.checksumFile("\(Self.hexA)  a.bin\n\(Self.hexB)  sub/b c\n")
+        let manifest = try Manifest(checksumFile: file, baseURL: baseURL)
+        #expect(
+            manifest.entries.map(\.mirrors) == [
+                ["https://m.example/d/a.bin?sv=1&sig=S"], ["https://m.example/d/sub/b%20c?sv=1&sig=S"],
+            ]
+        )
+    }
 
     @Test(arguments: Self.badChecksumFiles)
     func `checksum files that cannot be a manifest are usage errors`(item: BadChecksumFile) throws {

@@ -86,8 +86,10 @@
     ///
     /// - Parameters:
     ///   - checksumFile: The parsed checksum file.
-    ///   - baseURL: An `http`/`https` URL; a `/` is added when it does not end with one.
-    /// - Throws: ``PinFetchError/Code/usage`` (exit 2) when `baseURL` is no such URL; when the
+    ///   - baseURL: An `http`/`https` URL; a `/` is added to its path when it does not end with
+    ///     one. Its query, if any, follows each name (`<path>/<name>?<query>`).
+    /// - Throws: ``PinFetchError/Code/usage`` (exit 2) when `baseURL` is no such URL or has a
+    ///   fragment; when the
     ///   file has no SHA-256 or SHA-512 entry (or only a bare digest, which names no file); when
     ///   a name is absolute, empty, ends in `/` or has an empty, `.` or `..` segment (after a
     ///   leading `./`); when one name is a directory of another; or when one name has two
@@ -108,7 +110,21 @@
                 "the base URL must start with http:// or https://: \(SafeFileName.quoted(baseURL))"
             )
         }
-        let bases = baseURLs.map { $0.utf8.last == UInt8(ascii: "/") ? $0 : $0 + "/" }
+        // A query stays after each name (`…/container?sv=…&sig=…`: a SAS token signs the
+        // container's blobs); a fragment would swallow the names appended after it.
+        var bases: [(path: String, query: String)] = []
+        for baseURL in baseURLs {
+            if baseURL.contains("#") {
+                throw PinFetchError(
+                    .usage,
+                    "the base URL has a fragment ('#…'), which would swallow the names appended to it: "
+                        + SafeFileName.quoted(Redaction.url(baseURL))
+                )
+            }
+            let question = baseURL.firstIndex(of: "?") ?? baseURL.endIndex
+            let path = String(baseURL[..<question])
+            bases.append((path.utf8.last == UInt8(ascii: "/") ? path : path + "/", String(baseURL[question...])))
+        }
         guard !checksumFile.entries.isEmpty else {
             if checksumFile.bareDigest != nil {
                 throw PinFetchError(.usage, "the checksum file is a single bare digest and names no file to fetch")
@@ -142,7 +158,14 @@
             let group = groups[Array(name.utf8)]!
             let best = try ChecksumFile.strongest(of: group, for: name)
             let path = Self.percentEncoded(name)
-            entries.append(Entry(mirrors: bases.map { $0 + path }, pin: best.pin, output: name, line: group[0].line))
+            entries.append(
+                Entry(
+                    mirrors: bases.map { $0.path + path + $0.query },
+                    pin: best.pin,
+                    output: name,
+                    line: group[0].line
+                )
+            )
         }
         self.entries = entries
     }
