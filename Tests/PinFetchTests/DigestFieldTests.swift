@@ -45,6 +45,21 @@ struct DigestFieldTests {
         }
     }
 
+    /// Outsider finding L6: a field sent on two lines is one list (RFC 9110 §5.3); only the
+    /// first line was read, so a wrong sha-256 on the second line went unchecked.
+    @Test func `a digest field on two lines is read whole`() async throws {
+        let lines: [(name: String, value: String)] = [
+            ("Repr-Digest", "md5=:AAAAAAAAAAAAAAAAAAAAAA==:"), ("Repr-Digest", Self.field("sha-256", Fixtures.sha256B)),
+        ]
+        try await withTestHTTPServer(serving: Self.resource(lines)) { server in
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 9, "\(run.standardError)")
+                #expect(listing(directory).isEmpty)
+            }
+        }
+    }
+
     @Test func `a server digest that disagrees with a matching pin is exit 9`() async throws {
         try await withTestHTTPServer(serving: Self.resource([("Repr-Digest", Self.field("sha-256", Fixtures.sha256B))]))
         {

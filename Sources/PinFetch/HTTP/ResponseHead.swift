@@ -96,14 +96,16 @@ struct ResponseHead: Sendable {
         self.value("content-type")?.lowercased().hasPrefix("multipart/byteranges") ?? false
     }
 
-    /// SHA-256 / SHA-512 digests of the whole representation from `Repr-Digest` (RFC 9530 §3).
+    /// SHA-256 / SHA-512 digests of the whole representation from `Repr-Digest` (RFC 9530 §3),
+    /// all of its field lines combined (RFC 9110 §5.3: one list, joined with commas).
     var representationDigests: [HashAlgorithm: [UInt8]] {
-        self.value("repr-digest").map { DigestFields.parse($0) } ?? [:]
+        DigestFields.parse(self.values("repr-digest").joined(separator: ", "))
     }
 
-    /// SHA-256 / SHA-512 digests of this message's content from `Content-Digest` (RFC 9530 §2).
+    /// SHA-256 / SHA-512 digests of this message's content from `Content-Digest` (RFC 9530 §2),
+    /// all of its field lines combined.
     var contentDigests: [HashAlgorithm: [UInt8]] {
-        self.value("content-digest").map { DigestFields.parse($0) } ?? [:]
+        DigestFields.parse(self.values("content-digest").joined(separator: ", "))
     }
 
     /// The representation's validator from `ETag`, `Last-Modified` and `Date`.
