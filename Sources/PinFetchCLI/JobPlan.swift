@@ -96,7 +96,14 @@ enum JobPlan {
             if !arguments.baseURLs.isEmpty {
                 manifest = try Manifest(checksumFile: ChecksumFile(parsing: bytes), baseURLs: arguments.baseURLs)
             } else {
-                manifest = try Manifest(parsing: String(decoding: bytes, as: UTF8.self))
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    // Decoded leniently, a name would become another (U+FFFD for each bad byte).
+                    let line =
+                        bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+                        .firstIndex { String(validating: $0, as: UTF8.self) == nil }.map { $0 + 1 } ?? 1
+                    throw PinFetchError(.usage, "line \(line) is not UTF-8 text (convert the file with iconv)")
+                }
+                manifest = try Manifest(parsing: text)
             }
         } catch {
             throw PinFetchError(error.code, "\(input): \(error.message)", underlying: error.underlying)

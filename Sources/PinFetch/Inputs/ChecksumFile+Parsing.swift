@@ -42,7 +42,11 @@ extension ChecksumFile {
         let parsed = Self.gnuLine(body) ?? Self.taggedLine(body)
         guard let (rawName, digest) = parsed else { return }
         guard let nameBytes = escaped ? Self.unescaped(rawName) : Array(rawName) else { return }
-        let name = String(decoding: nameBytes, as: UTF8.self)
+        guard let name = String(validating: nameBytes, as: UTF8.self) else {
+            // Decoded leniently it would become another name (U+FFFD in place of each bad byte).
+            self.undecodableLines.append(number)
+            return
+        }
         switch digest {
         case .supported(let pin): self.entries.append(Entry(name: name, pin: pin, line: number))
         case .unsupported(let algorithm):

@@ -58,6 +58,9 @@
     public var bareDigest: Pin?
     /// Lines of other algorithms, in file order.
     var unsupportedEntries: [UnsupportedEntry]
+    /// Lines whose name is not UTF-8 (a Latin-1 `SHA256SUMS`, say): kept out of ``entries``, as
+    /// no name pinfetch is given can be theirs, and refused when they would become downloads.
+    public var undecodableLines: [Int] = []
 
     /// The largest checksum file accepted: 16 MiB.
     public static let maximumSize = 16 << 20

@@ -125,6 +125,13 @@
             let path = String(baseURL[..<question])
             bases.append((path.utf8.last == UInt8(ascii: "/") ? path : path + "/", String(baseURL[question...])))
         }
+        if let line = checksumFile.undecodableLines.first {
+            throw PinFetchError(
+                .usage,
+                "checksum file line \(line): the name is not UTF-8, so it cannot name a URL or a file here "
+                    + "(convert the file with iconv)"
+            )
+        }
         guard !checksumFile.entries.isEmpty else {
             if checksumFile.bareDigest != nil {
                 throw PinFetchError(.usage, "the checksum file is a single bare digest and names no file to fetch")
