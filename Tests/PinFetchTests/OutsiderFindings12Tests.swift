@@ -163,4 +163,24 @@ struct OutsiderFindings12Tests {
             #expect(!FileManager.default.fileExists(atPath: "\(directory)/o"))
         }
     }
+
+    /// L9: a header line over libcurl's limit was reported as "Out of memory" (exit 1).
+    @Test(arguments: [200_000, 2_000_000])
+    func `an answer with a huge header is a protocol error, exit 7`(size: Int) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            server.handler = { _, _ in
+                TestResponse(
+                    status: 200,
+                    headers: [("X-Big", String(repeating: "a", count: size))],
+                    body: Array("hi".utf8)
+                )
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/o", server.url()])
+                #expect(run.status == 7, "\(run.standardError)")
+                #expect(run.standardError.contains("header section is larger"))
+                #expect(listing(directory).isEmpty)
+            }
+        }
+    }
 }
