@@ -313,36 +313,3 @@ public enum CommandLineTool {
         return order.firstIndex(of: status) ?? 1
     }
 }
-
-/// Turns SIGHUP, SIGINT and SIGTERM into a cancellation, remembering which signal came.
-///
-/// `@unchecked Sendable`: `sources` is touched only by `install` and `uninstall`, which the one
-/// task running the command calls in turn; the signal handlers touch only the atomic.
-final class SignalCancellation: @unchecked Sendable {
-    private var sources: [any DispatchSourceSignal] = []
-    private let signal = Atomic<Int32>(0)
-
-    /// The first signal received, if any.
-    var received: Int32? {
-        let value = self.signal.load(ordering: .relaxed)
-        return value == 0 ? nil : value
-    }
-
-    func install(_ cancel: @escaping @Sendable () -> Void) {
-        for number in [SIGHUP, SIGINT, SIGTERM] {
-            Glibc.signal(number, SIG_IGN)  // let the dispatch source see it instead of dying
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in
-                _ = self.signal.compareExchange(expected: 0, desired: number, ordering: .relaxed)
-                cancel()
-            }
-            source.resume()
-            self.sources.append(source)
-        }
-    }
-
-    func uninstall() {
-        for source in self.sources { source.cancel() }
-        self.sources = []
-    }
-}

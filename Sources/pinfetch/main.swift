@@ -1,11 +1,32 @@
+import Dispatch
 import PinFetchCLI
+import Synchronization
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
 
+// First, before any thread exists: SIGHUP, SIGINT and SIGTERM wait, blocked, for the fetch to
+// take them, so one that comes early is not lost (`gc` keeps their default actions).
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first != "gc" { SignalCancellation.holdStopSignals() }
 // A reader that closes the pipe early (`pinfetch -o - URL | head -c 10`) gives EPIPE, reported
 // with exit 3, instead of a silent death by SIGPIPE.
 signal(SIGPIPE, SIG_IGN)
-let status = await CommandLineTool.run(Array(CommandLine.arguments.dropFirst()))
-exit(status)
+
+/// The exit status, handed from the task that runs the command to the main thread.
+final class ExitStatus: Sendable {
+    let value = Mutex<Int32>(1)
+    let done = DispatchSemaphore(value: 0)
+}
+
+// The main thread waits here rather than in an `await` at top level: an async main drains the
+// main queue with `dispatch_main`, which unblocks every signal on this thread.
+let ending = ExitStatus()
+Task.detached {
+    let status = await CommandLineTool.run(arguments)
+    ending.value.withLock { $0 = status }
+    ending.done.signal()
+}
+ending.done.wait()
+exit(ending.value.withLock { $0 })

@@ -183,4 +183,28 @@ struct OutsiderFindings12Tests {
             }
         }
     }
+
+    /// L10: a `SIGINT` that came in the first ~10 ms (after pinfetch ignored it, before its
+    /// watcher was registered) was lost, and the download ran to exit 0. Now the stop signals
+    /// are blocked first thing in `main`: an early one ends the process (default action, before
+    /// `main`) or is taken once the watcher runs (130); none is lost.
+    @Test func `a SIGINT in the first milliseconds is never lost`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                for step in 0..<100 {
+                    let child = try ChildProcess(
+                        try EndToEndTests.pinfetchExecutable(),
+                        EndToEndTests.quiet + ["--limit-rate", "50K", "-o", "\(directory)/o\(step)", server.url()],
+                        logs: "\(directory)/log\(step)"
+                    )
+                    defer { child.stop() }
+                    try await Task.sleep(for: .microseconds(step * 250))
+                    child.signal(SIGINT)
+                    let ended = try await child.wait(timeout: .seconds(10))  // 1 MiB at 50 KiB/s: 20 s
+                    let early = "after \(Double(step) / 4) ms: \(ended)"
+                    #expect(ended == .exited(130) || ended == .signalled(SIGINT), "\(early)")
+                }
+            }
+        }
+    }
 }
