@@ -234,14 +234,9 @@ enum JobPlan {
             }
             return bytes
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pinfetch-\(UUID().uuidString)")
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw PinFetchError(.fileIO, "cannot create \(directory.path)")
-        }
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("input").path
+        let directory = try TemporaryDirectory.make(prefix: "pinfetch-input-")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/input"
         var options = arguments.options
         options.progress = nil
         options.cacheDirectory = nil  // an unpinned input file never enters the cache

@@ -13,18 +13,10 @@ struct StandardOutputDelivery {
     /// Where the verified file lands before it is copied out.
     let path: String
 
-    /// Makes the directory under `$TMPDIR` (or `/tmp`), naming the file after `url`.
+    /// Makes the directory under ``TemporaryDirectory/base``, naming the file after `url`.
     /// - Throws: ``PinFetchError/Code/fileIO`` when it cannot be created.
     init(for url: String) throws(PinFetchError) {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array("\(base)/pinfetch-stdout-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw PinFetchError(
-                .fileIO,
-                "cannot create a temporary directory in \(base): \(String(cString: strerror(errno)))"
-            )
-        }
-        self.directory = String(cString: made)
+        self.directory = try TemporaryDirectory.make(prefix: "pinfetch-stdout-")
         let name = (try? Arguments.fileName(fromURL: url)) ?? "download"
         self.path = "\(self.directory)/\(name)"
     }
