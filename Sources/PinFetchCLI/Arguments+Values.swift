@@ -272,7 +272,7 @@ extension Arguments {
             !name.unicodeScalars.contains(where: {
                 $0.properties.generalCategory == .control || SafeFileName.isBidirectionalControl($0)
             }),
-            name.utf8.count <= SafeFileName.maximumSegmentBytes
+            name.utf8.count <= SafeFileName.maximumNameBytes
         else {
             throw PinFetchError(.usage, "the URL names no usable file name; give -o PATH")
         }

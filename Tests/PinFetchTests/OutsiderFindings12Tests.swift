@@ -237,4 +237,26 @@ struct OutsiderFindings12Tests {
             }
         }
     }
+
+    /// L7: a 241–255-byte name was accepted, then its `.part.lock` passed NAME_MAX (exit 3).
+    /// Now the name is refused before anything is created; 240 bytes still work.
+    @Test func `a file name too long for its sidecars is bad input, one that fits works`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let long = String(repeating: "a", count: SafeFileName.maximumNameBytes + 1)
+                let single = await runCLI(Self.quiet + ["-o", "\(directory)/\(long)", server.url()])
+                #expect(single.status == 2, "\(single.standardError)")
+                #expect(single.standardError.contains("255-byte limit"))
+                try "\(server.url()) sub/\(long)\n".write(toFile: "\(directory)/m", atomically: true, encoding: .utf8)
+                let batch = await runCLI(Self.quiet + ["-P", "\(directory)/out", "-i", "\(directory)/m"])
+                #expect(batch.status == 2, "\(batch.standardError)")
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory) == ["m"])
+                let fits = String(repeating: "b", count: SafeFileName.maximumNameBytes)
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/\(fits)", server.url()])
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(Self.holds("\(directory)/\(fits)", Fixtures.a))
+            }
+        }
+    }
 }

@@ -156,6 +156,14 @@ final class Download {
 
     private func fetch() throws(PinFetchError) -> [UInt8] {
         if self.namingDirectory != nil { try self.nameByContentDisposition() }
+        let name = Text.lastPathComponent(self.destination)
+        if name.utf8.count > SafeFileName.maximumNameBytes {
+            // Every sidecar must fit in NAME_MAX too; found before anything is created.
+            throw PinFetchError(
+                self.namingDirectory == nil ? .usage : .fileIO,
+                "\(SafeFileName.quoted(name)) \(SafeFileName.tooLong(name.utf8.count))"
+            )
+        }
         if let refusal = DestinationType.refusal(self.destination) {
             // Bad input when the user named it; a name the server chose fails that file alone.
             throw PinFetchError(self.namingDirectory == nil ? .usage : .fileIO, refusal)

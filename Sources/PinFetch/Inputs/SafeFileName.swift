@@ -10,6 +10,15 @@
 @_spi(CLI) public enum SafeFileName {
     /// The longest path segment in bytes of UTF-8: `NAME_MAX` (255) on Linux.
     public static let maximumSegmentBytes = 255
+    /// The longest file name in bytes of UTF-8: 255 less the 15 of `.part.state.tmp`, the longest
+    /// sidecar suffix (``Sidecars``), so every sidecar of the file fits in `NAME_MAX` too.
+    public static let maximumNameBytes = SafeFileName.maximumSegmentBytes - ".part.state.tmp".utf8.count
+
+    /// Why a file name of `bytes` bytes is refused.
+    public static func tooLong(_ bytes: Int) -> String {
+        "is \(bytes) bytes long: with the sidecars pinfetch keeps beside it (NAME.part.state.tmp) it "
+            + "would pass the file system's 255-byte limit; use a name of at most \(Self.maximumNameBytes) bytes"
+    }
 
     /// Resolves an output path from a manifest inside `directory`.
     ///
@@ -24,7 +33,8 @@
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) naming the value (at most 100 characters,
     ///   control characters escaped) when it is empty, `.` or `..`, absolute, has a `..` segment,
     ///   a backslash, a control character (C0, DEL or C1) or a bidirectional override, ends in
-    ///   `/`, or has a segment longer than 255 bytes.
+    ///   `/`, has a segment longer than 255 bytes, or a file name (the last segment) longer than
+    ///   ``maximumNameBytes``.
     public static func resolve(_ output: String, in directory: String) throws(PinFetchError) -> String {
         func refuse(_ reason: String) -> PinFetchError {
             PinFetchError(.usage, "output name \(Self.quoted(output)) \(reason)")
@@ -53,6 +63,9 @@
             segments.append(segment)
         }
         guard !segments.isEmpty else { throw refuse("names no file") }
+        if let name = segments.last, name.count > Self.maximumNameBytes {
+            throw refuse(Self.tooLong(name.count))
+        }
         if bytes.last == UInt8(ascii: "/") { throw refuse("names a directory, not a file") }
         let relative = String(decoding: Array(segments.joined(separator: [UInt8(ascii: "/")])), as: UTF8.self)
         let base = directory.isEmpty ? "." : directory
@@ -241,7 +254,7 @@
         scalars.removeFirst(lead)
         while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
         let result = String(String.UnicodeScalarView(scalars))
-        guard !result.isEmpty, result.utf8.count <= Self.maximumSegmentBytes else { return nil }
+        guard !result.isEmpty, result.utf8.count <= Self.maximumNameBytes else { return nil }
         return result
     }
 }
