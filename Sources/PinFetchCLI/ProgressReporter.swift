@@ -18,7 +18,8 @@ final class ProgressReporter: Sendable {
     private struct State {
         var downloads: [String: Download] = [:]
         var order: [String] = []
-        var linesDrawn = 0
+        /// The display width of each bar line drawn last time (columns).
+        var drawnWidths: [Int] = []
         var lastDraw = Date.distantPast
         var lastLine = Date()  // the first line after a few seconds, not at once
         /// Files in the run, and how many have finished.
@@ -111,7 +112,7 @@ final class ProgressReporter: Sendable {
         self.state.withLock { state in
             state.downloads.removeAll()
             state.order.removeAll()
-            guard self.terminal != nil, state.linesDrawn > 0 else { return }
+            guard self.terminal != nil, !state.drawnWidths.isEmpty else { return }
             self.write(self.erase(&state))
         }
     }
@@ -119,16 +120,20 @@ final class ProgressReporter: Sendable {
     /// Draws the bars again at the terminal's new width (`SIGWINCH`).
     func resized() {
         self.state.withLock { state in
-            guard self.terminal != nil, state.linesDrawn > 0 else { return }
+            guard self.terminal != nil, !state.drawnWidths.isEmpty else { return }
             self.write(self.redraw(&state, now: Date()))
         }
     }
 
-    /// Moves up over the lines drawn last time and clears to the end of the screen.
+    /// Moves up over the lines drawn last time and clears to the end of the screen. A terminal
+    /// made narrower since re-wraps a line drawn at the old width onto several rows (tmux, VTE,
+    /// iTerm2 do): each counts the rows it takes at the width now.
     private func erase(_ state: inout State) -> String {
-        guard state.linesDrawn > 0 else { return "" }
-        defer { state.linesDrawn = 0 }
-        return String(repeating: "\u{1B}[1A", count: state.linesDrawn) + "\r\u{1B}[J"
+        guard !state.drawnWidths.isEmpty else { return "" }
+        defer { state.drawnWidths = [] }
+        let columns = max(1, self.terminal?.columns() ?? 80)
+        let rows = state.drawnWidths.reduce(0) { $0 + max(1, ($1 + columns - 1) / columns) }
+        return String(repeating: "\u{1B}[1A", count: rows) + "\r\u{1B}[J"
     }
 
     /// Erases the lines drawn last time and draws one per active download, each cut to one
@@ -137,11 +142,11 @@ final class ProgressReporter: Sendable {
     private func redraw(_ state: inout State, now: Date) -> String {
         var text = self.erase(&state)
         if text.isEmpty { text = "\r\u{1B}[J" }
-        let columns = max(20, (self.terminal?.columns() ?? 80) - 1)
+        let columns = max(1, (self.terminal?.columns() ?? 80) - 1)
         let lines = state.order.compactMap { state.downloads[$0] }
             .map { Self.line(for: $0, now: now, barColumns: columns) }
         text += lines.map { $0 + "\n" }.joined()
-        state.linesDrawn = lines.count
+        state.drawnWidths = lines.map { TerminalCapabilities.displayWidth($0) }
         return text
     }
 

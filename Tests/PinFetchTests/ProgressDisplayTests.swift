@@ -44,6 +44,25 @@ struct ProgressDisplayTests {
             }
         }
 
+        /// Re-wraps every row to `columns`, as tmux, VTE and iTerm2 do when a window narrows; the
+        /// cursor stays on the row its text moved to.
+        func reflow(to columns: Int) {
+            self.state.withLock { state in
+                var rows: [String] = []
+                var cursor = 0
+                for (index, row) in state.rows.enumerated() {
+                    if index == state.row { cursor = rows.count }
+                    var rest = Substring(row)
+                    repeat {
+                        rows.append(String(rest.prefix(columns)))
+                        rest = rest.dropFirst(columns)
+                    } while !rest.isEmpty
+                }
+                state.rows = rows
+                state.row = cursor
+            }
+        }
+
         /// The rows, the empty one under the cursor at the end left out.
         var rows: [String] {
             self.state.withLock { state in state.rows.last == "" ? Array(state.rows.dropLast()) : state.rows }
@@ -79,6 +98,42 @@ struct ProgressDisplayTests {
         #expect(rows.filter { $0.contains("…") }.count >= 2, "\(rows)")
         reporter.clear()
         #expect(screen.rows.isEmpty)
+    }
+
+    /// Outsider finding (cosmetic): after a window narrowed, bars drawn at the old width took
+    /// two rows each, and the redraw moved up over one: a stale row stayed on the screen.
+    @Test func `bars drawn before the window narrowed leave no stale row`() {
+        let screen = Screen()
+        let columns = Mutex(80)
+        let terminal = TerminalCapabilities(redraws: true, colour: false, columns: { columns.withLock { $0 } })
+        let reporter = ProgressReporter(terminal: terminal, write: screen.write)
+        reporter.message("pinfetch: earlier output\n")
+        for index in 0..<3 {
+            reporter.report(Self.progress("/tmp/release-file-number-\(index).tar.gz", 1 << 20, of: 8 << 20))
+            Thread.sleep(forTimeInterval: 0.11)
+        }
+        #expect(screen.rows.count == 4 && screen.rows.allSatisfy { $0.count > 30 || $0.hasPrefix("pinfetch") })
+        columns.withLock { $0 = 30 }
+        screen.reflow(to: 30)
+        reporter.resized()
+        let rows = screen.rows
+        #expect(rows.first == "pinfetch: earlier output", "\(rows)")
+        #expect(rows.count == 4, "\(rows)")
+        #expect(rows.dropFirst().allSatisfy { TerminalCapabilities.displayWidth($0) < 30 }, "\(rows)")
+        // A terminal narrower than any bar: each line is cut to fit, never wrapped.
+        columns.withLock { $0 = 8 }
+        screen.reflow(to: 8)
+        reporter.resized()
+        let narrow = screen.rows
+        #expect(narrow.prefix(3) == ["pinfetch", ": earlie", "r output"], "\(narrow)")  // wrapped by the terminal
+        #expect(narrow.count == 6 && narrow.allSatisfy { TerminalCapabilities.displayWidth($0) <= 8 }, "\(narrow)")
+        reporter.clear()
+        #expect(screen.rows == ["pinfetch", ": earlie", "r output"])
+    }
+
+    @Test func `the transport emoji are two columns wide`() {
+        #expect(TerminalCapabilities.displayWidth("\u{1F680}\u{1F6A2}") == 4)  // rocket, ship
+        #expect(TerminalCapabilities.displayWidth("\u{1FA90}") == 2)  // ringed planet
     }
 
     @Test func `result lines printed while bars are up are never erased, even from many threads at once`() {
