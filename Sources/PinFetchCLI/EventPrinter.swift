@@ -4,8 +4,9 @@ import FoundationEssentials
 import Synchronization
 
 /// What the command line prints of a fetch's ``FetchEvent``s on stderr: each warning once
-/// (even with `-q`), each retry unless `-q` (a `Retry-After` wait must not look like a hung
-/// job), and with `-v` every request, the deciding fields of every answer and every decision.
+/// (even with `-q`), each retry and each start over from byte 0 unless `-q` (a `Retry-After`
+/// wait must not look like a hung job; a mirror that sent other bytes is worth knowing about),
+/// and with `-v` every request, the deciding fields of every answer and every decision.
 /// Lines go through the ``ProgressReporter`` so progress bars never hide them.
 final class EventPrinter: Sendable {
     private let reporter: ProgressReporter
@@ -31,7 +32,9 @@ final class EventPrinter: Sendable {
             guard !self.quiet else { return }
             self.reporter.message("pinfetch: \(Printable.text("\(retry.reason); \(Self.describeNext(retry))"))\n")
         case .restarted(let path, let reason):
-            self.detail(path, "* starting over from byte 0: \(reason)")
+            guard !self.quiet else { return }
+            let name = Printable.text(Text.lastPathComponent(path))
+            self.reporter.message("pinfetch: \(name): starting over from byte 0: \(Printable.text(reason))\n")
         case .decision(let path, let message):
             self.detail(path, "* \(message)")
         case .request(let path, let method, let url, let headers):

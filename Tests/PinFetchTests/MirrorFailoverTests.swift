@@ -31,6 +31,23 @@ struct MirrorFailoverTests {
         }
     }
 
+    /// Outsider finding: the hand-over was shown only with `-v`; a lying mirror is worth a line.
+    @Test func `a hand-over after a mismatch is one line on stderr without -v, none with -q`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+            try await withTestHTTPServer(serving: Self.resourceB) { lying in
+                try await withTemporaryDirectory { directory in
+                    let arguments = ["--sha256", Fixtures.sha256A, "--retries", "0", lying.url(), good.url()]
+                    let shown = await runCLI(["-o", "\(directory)/a"] + arguments)
+                    #expect(shown.status == 0, "\(shown.standardError)")
+                    let lines = shown.standardError.split(separator: "\n").filter { $0.contains("starting over") }
+                    #expect(lines.count == 1 && lines[0].contains(lying.url()), "\(shown.standardError)")
+                    let quiet = await runCLI(["-q", "-o", "\(directory)/b"] + arguments)
+                    #expect(quiet.status == 0 && quiet.standardError.isEmpty, "\(quiet.standardError)")
+                }
+            }
+        }
+    }
+
     @Test func `exit 9 only when every mirror that answered sent other bytes`() async throws {
         try await withTestHTTPServer(serving: Self.resourceB) { second in
             try await withTestHTTPServer(serving: Self.resourceB) { first in
