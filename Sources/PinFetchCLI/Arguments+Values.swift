@@ -184,7 +184,8 @@ extension Arguments {
     /// A `--proxy` URL: `http`, `https`, `socks4`, `socks4a`, `socks5` or `socks5h`, or a bare
     /// `host:port` (HTTP, as curl takes it); the empty string turns proxies off, environment
     /// included.
-    static func proxy(_ value: String) throws(PinFetchError) -> String {
+    /// - Parameter label: How messages name where the value came from (`--proxy`, `$https_proxy`).
+    static func proxy(_ value: String, label: String = "--proxy") throws(PinFetchError) -> String {
         guard !value.isEmpty else { return "" }
         // Shown without credentials, in either form (`user:pass@host` has no `://`).
         let shown =
@@ -195,7 +196,7 @@ extension Arguments {
         else {
             throw PinFetchError(
                 .usage,
-                "--proxy: \(SafeFileName.quoted(shown)) holds a space, a control character, '?' or '#' "
+                "\(label): \(SafeFileName.quoted(shown)) holds a space, a control character, '?' or '#' "
                     + "(percent-encode them in a password)"
             )
         }
@@ -204,7 +205,7 @@ extension Arguments {
             guard ["http", "https", "socks4", "socks4a", "socks5", "socks5h"].contains(name) else {
                 throw PinFetchError(
                     .usage,
-                    "--proxy: scheme '\(name)' is not http, https, socks4, socks4a, socks5 or socks5h"
+                    "\(label): scheme '\(name)' is not http, https, socks4, socks4a, socks5 or socks5h"
                 )
             }
         }
@@ -222,7 +223,7 @@ extension Arguments {
         else {
             throw PinFetchError(
                 .usage,
-                "--proxy: \(SafeFileName.quoted(shown)) is not [scheme://][user:password@]host[:port]"
+                "\(label): \(SafeFileName.quoted(shown)) is not [scheme://][user:password@]host[:port]"
             )
         }
         return value
@@ -241,6 +242,21 @@ extension Arguments {
     /// directory is given on its command line: `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` and
     /// `SSL_CERT_DIR`. `--cacert` adds to them (pinfetch's `--cacert` never replaces). As with
     /// curl, a variable naming nothing fails HTTPS (exit 5) and leaves plain HTTP alone.
+    /// Without `--proxy`, the proxies libcurl takes from the environment are checked as
+    /// `--proxy` is: a malformed one is bad input (exit 2) before any request, not a network
+    /// failure retried with back-off.
+    /// - Throws: ``PinFetchError/Code/usage`` naming the variable.
+    func checkEnvironmentProxies() throws(PinFetchError) {
+        guard self.options.proxy == nil, self.options.noProxy != "*" else { return }
+        let environment = ProcessInfo.processInfo.environment
+        if environment["no_proxy"] == "*" || environment["NO_PROXY"] == "*" { return }  // none is used
+        // libcurl reads `http_proxy` in lower case only (a CGI server sets HTTP_PROXY from a header).
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+            guard let value = environment[name], !value.isEmpty else { continue }
+            _ = try Self.proxy(value, label: "$\(name)")
+        }
+    }
+
     mutating func trustAnchorsFromEnvironment() {
         let environment = ProcessInfo.processInfo.environment
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }

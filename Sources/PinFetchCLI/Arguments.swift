@@ -198,6 +198,7 @@ public struct Arguments: Sendable {
         if parsed.verbose, parsed.quiet { throw PinFetchError(.usage, "-v and -q: give one") }
         parsed.options.remoteTime = parsed.remoteTime ?? (!parsed.baseURLs.isEmpty)
         parsed.trustAnchorsFromEnvironment()
+        try parsed.checkEnvironmentProxies()
         parsed.urls = urls
         if !parsed.noCache {
             if parsed.cacheDirectory == nil { parsed.cacheDirectory = try Self.checkedEnvironmentCacheDirectory() }
