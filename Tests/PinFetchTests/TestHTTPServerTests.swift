@@ -1,17 +1,21 @@
 import Foundation
 import Testing
 
-private let lastModified = "Sat, 01 Jan 2000 00:00:00 GMT"
+/// The `Last-Modified` of ``serverTestResource(_:etag:)`` (the test server's own tests).
+let serverTestLastModified = "Sat, 01 Jan 2000 00:00:00 GMT"
 
-private func resource(_ count: Int = 1000, etag: String? = "\"v1\"") -> TestResource {
-    TestResource(body: makeBody(count), etag: etag, lastModified: lastModified)
+/// `count` bytes of ``makeBody(_:)`` with `etag` and ``serverTestLastModified``.
+func serverTestResource(_ count: Int = 1000, etag: String? = "\"v1\"") -> TestResource {
+    TestResource(body: makeBody(count), etag: etag, lastModified: serverTestLastModified)
 }
 
 @Suite("TestHTTPServer")
 struct TestHTTPServerTests {
     @Test func fullGet() async throws {
         let body = makeBody(300_000)
-        try await withTestHTTPServer(serving: TestResource(body: body, etag: "\"v1\"", lastModified: lastModified)) {
+        try await withTestHTTPServer(
+            serving: TestResource(body: body, etag: "\"v1\"", lastModified: serverTestLastModified)
+        ) {
             server in
             let result = try await runCurl([], url: server.url())
             #expect(result.exitCode == 0)
@@ -19,7 +23,7 @@ struct TestHTTPServerTests {
             #expect(result.body == body)
             #expect(result.header("Content-Length") == "300000")
             #expect(result.header("ETag") == "\"v1\"")
-            #expect(result.header("Last-Modified") == lastModified)
+            #expect(result.header("Last-Modified") == serverTestLastModified)
             #expect(result.header("Accept-Ranges") == "bytes")
             #expect(result.header("Connection") == "close")
             #expect(result.header("Content-Type") == "application/octet-stream")
@@ -28,7 +32,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func openAndClosedRanges() async throws {
-        let res = resource()
+        let res = serverTestResource()
         try await withTestHTTPServer(serving: res) { server in
             let open = try await runCurl(["-H", "Range: bytes=10-"], url: server.url())
             #expect(open.exitCode == 0)
@@ -54,7 +58,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func ifRangeStrongMatchAndMismatch() async throws {
-        let res = resource()
+        let res = serverTestResource()
         try await withTestHTTPServer(serving: res) { server in
             let match = try await runCurl(["-H", "Range: bytes=100-", "-H", "If-Range: \"v1\""], url: server.url())
             #expect(match.status == 206)
@@ -66,7 +70,7 @@ struct TestHTTPServerTests {
             #expect(mismatch.header("Content-Range") == nil)
 
             let dateMatch = try await runCurl(
-                ["-H", "Range: bytes=100-", "-H", "If-Range: \(lastModified)"],
+                ["-H", "Range: bytes=100-", "-H", "If-Range: \(serverTestLastModified)"],
                 url: server.url()
             )
             #expect(dateMatch.status == 206)
@@ -84,7 +88,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func weakETagNeverMatchesIfRange() async throws {
-        try await withTestHTTPServer(serving: resource(etag: "W/\"v1\"")) { server in
+        try await withTestHTTPServer(serving: serverTestResource(etag: "W/\"v1\"")) { server in
             let weak = try await runCurl(["-H", "Range: bytes=100-", "-H", "If-Range: W/\"v1\""], url: server.url())
             #expect(weak.status == 200)
             #expect(weak.body.count == 1000)
@@ -94,12 +98,12 @@ struct TestHTTPServerTests {
             )
             #expect(strongAgainstWeak.status == 200)
         }
-        #expect(TestHTTPServer.ifRangeMatches("W/\"v1\"", resource()) == false)
-        #expect(TestHTTPServer.ifRangeMatches("\"v1\"", resource()) == true)
+        #expect(TestHTTPServer.ifRangeMatches("W/\"v1\"", serverTestResource()) == false)
+        #expect(TestHTTPServer.ifRangeMatches("\"v1\"", serverTestResource()) == true)
     }
 
     @Test func rangeNotSatisfiable() async throws {
-        try await withTestHTTPServer(serving: resource()) { server in
+        try await withTestHTTPServer(serving: serverTestResource()) { server in
             let result = try await runCurl(["-H", "Range: bytes=1000-"], url: server.url())
             #expect(result.status == 416)
             #expect(result.header("Content-Range") == "bytes */1000")
@@ -113,13 +117,13 @@ struct TestHTTPServerTests {
     }
 
     @Test func headDefaultAndFault() async throws {
-        try await withTestHTTPServer(serving: resource()) { server in
+        try await withTestHTTPServer(serving: serverTestResource()) { server in
             let head = try await runCurl(["-I"], url: server.url())
             #expect(head.exitCode == 0)
             #expect(head.status == 200)
             #expect(head.header("Content-Length") == "1000")
             #expect(head.header("ETag") == "\"v1\"")
-            #expect(head.header("Last-Modified") == lastModified)
+            #expect(head.header("Last-Modified") == serverTestLastModified)
             #expect(head.header("Accept-Ranges") == "bytes")
 
             server.faults = TestFaults(headStatus: 405)
@@ -133,7 +137,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func closeAfterBodyBytes() async throws {
-        let res = resource(100_000)
+        let res = serverTestResource(100_000)
         try await withTestHTTPServer(serving: res) { server in
             server.faults = TestFaults(closeAfterBodyBytes: 12_345)
             let result = try await runCurl([], url: server.url())
@@ -145,7 +149,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func resetAfterBodyBytes() async throws {
-        let res = resource(100_000)
+        let res = serverTestResource(100_000)
         try await withTestHTTPServer(serving: res) { server in
             server.faults = TestFaults(resetAfterBodyBytes: 5_000)
             let result = try await runCurl([], url: server.url())
@@ -156,7 +160,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func contentRangeShift() async throws {
-        let res = resource(1_048_576)
+        let res = serverTestResource(1_048_576)
         try await withTestHTTPServer(serving: res) { server in
             server.faults = TestFaults(contentRangeShift: 2688)
             let result = try await runCurl(["-H", "Range: bytes=400000-"], url: server.url())
@@ -172,7 +176,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func rangeFaults() async throws {
-        let res = resource()
+        let res = serverTestResource()
         try await withTestHTTPServer(serving: res) { server in
             server.faults = TestFaults(ignoreRange: true)
             let ignored = try await runCurl(["-H", "Range: bytes=10-"], url: server.url())
@@ -201,7 +205,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func gzipEncoding() async throws {
-        let res = resource(200_000)  // several stored blocks
+        let res = serverTestResource(200_000)  // several stored blocks
         try await withTestHTTPServer(serving: res) { server in
             server.faults = TestFaults(gzip: true)
             let decoded = try await runCurl(["--compressed"], url: server.url())
@@ -243,7 +247,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func chunkedBodies() async throws {
-        let res = resource(150_000)
+        let res = serverTestResource(150_000)
         try await withTestHTTPServer(serving: res) { server in
             server.faults = TestFaults(omitContentLength: true)
             let chunked = try await runCurl([], url: server.url())
@@ -260,7 +264,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func requestsAreRecorded() async throws {
-        try await withTestHTTPServer(serving: resource()) { server in
+        try await withTestHTTPServer(serving: serverTestResource()) { server in
             _ = try await runCurl(["-I"], url: server.url("/a/b.bin"))
             _ = try await runCurl(["-H", "X-Test: abc", "-H", "Range: bytes=5-"], url: server.url("/c?d=1"))
             let requests = server.requests
@@ -278,7 +282,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func enqueuedFaultsApplyOnce() async throws {
-        let res = resource()
+        let res = serverTestResource()
         try await withTestHTTPServer(serving: res) { server in
             server.enqueueFaults(TestFaults(status: 503, retryAfter: "2"))
             let head = try await runCurl(["-I"], url: server.url())
@@ -299,7 +303,7 @@ struct TestHTTPServerTests {
     }
 
     @Test func handlerOverride() async throws {
-        try await withTestHTTPServer(serving: resource()) { server in
+        try await withTestHTTPServer(serving: serverTestResource()) { server in
             server.handler = { request, index in
                 guard index == 0 else {
                     return nil
@@ -315,85 +319,13 @@ struct TestHTTPServerTests {
     }
 
     @Test func resourceCanChangeBetweenRequests() async throws {
-        try await withTestHTTPServer(serving: resource()) { server in
+        try await withTestHTTPServer(serving: serverTestResource()) { server in
             let newBody = makeBody(500, seed: 42)
             server.resource = TestResource(body: newBody, etag: "\"v2\"")
             let result = try await runCurl([], url: server.url())
             #expect(result.body == newBody)
             #expect(result.header("ETag") == "\"v2\"")
             #expect(result.header("Last-Modified") == nil)
-        }
-    }
-
-    @Test func throttledBody() async throws {
-        let res = resource(20_000)
-        try await withTestHTTPServer(serving: res) { server in
-            server.faults = TestFaults(bytesPerSecond: 100_000)
-            let started = ContinuousClock.now
-            let result = try await runCurl([], url: server.url())
-            let elapsed = ContinuousClock.now - started
-            #expect(result.body == res.body)
-            #expect(elapsed >= .milliseconds(150))
-        }
-    }
-
-    @Test func stalledConnectionEndsAtShutdown() async throws {
-        let res = resource(100_000)
-        let server = try TestHTTPServer(serving: res)
-        server.faults = TestFaults(stallAfterBodyBytes: 1_000)
-        async let stalled = runCurl([], url: server.url(), maxTime: 30)
-        // Wait until the server has written the first 1000 bytes, then shut down while it stalls.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while server.bodyBytesSent < 1_000 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(server.activeThreadCount == 2)
-        let before = ContinuousClock.now
-        server.shutdown()
-        server.shutdown()
-        #expect(ContinuousClock.now - before < .milliseconds(100))
-        let result = try await stalled
-        #expect(result.exitCode == 18)
-        #expect(result.body == Array(res.body[0..<1_000]))
-        #expect(await server.waitUntilStopped(timeout: .seconds(3)))
-    }
-
-    @Test func stalledConnectionEndsWhenClientLeaves() async throws {
-        try await withTestHTTPServer(serving: resource(100_000)) { server in
-            server.faults = TestFaults(stallAfterBodyBytes: 10)
-            let result = try await runCurl([], url: server.url(), maxTime: 1)
-            #expect(result.exitCode == 28)
-            #expect(result.body.count == 10)
-            let deadline = ContinuousClock.now + .seconds(3)
-            while server.activeThreadCount > 1 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(server.activeThreadCount == 1)  // only the accept thread
-        }
-    }
-
-    @Test func shutdownStopsEverything() async throws {
-        let server = try TestHTTPServer(serving: resource())
-        let before = try await runCurl([], url: server.url())
-        #expect(before.status == 200)
-        server.shutdown()
-        #expect(await server.waitUntilStopped(timeout: .seconds(3)))
-        let after = try await runCurl([], url: server.url(), maxTime: 5)
-        #expect(after.exitCode == 7)  // connection refused
-        server.shutdown()
-    }
-
-    @Test func requestHeadInSeveralSegments() async throws {
-        try await withTestHTTPServer(serving: resource(50)) { server in
-            let response = try rawExchange(
-                port: server.port,
-                pieces: ["GET /split HT", "TP/1.1\r\nHost: x\r", "\nRange: bytes=40-\r\n", "\r\n"]
-            )
-            #expect(response.hasPrefix("HTTP/1.1 206 Partial Content\r\n"))
-            #expect(response.contains("Content-Range: bytes 40-49/50\r\n"))
-            #expect(server.requests.first?.target == "/split")
-            #expect(server.requests.first?.header("Range") == "bytes=40-")
         }
     }
 
