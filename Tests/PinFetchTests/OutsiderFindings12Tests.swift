@@ -280,4 +280,21 @@ struct OutsiderFindings12Tests {
             #expect(listing(directory).filter { $0.hasPrefix("o") }.isEmpty)
         }
     }
+
+    /// Second outsider pass: many signing and token parameters were shown (and stored) in clear.
+    @Test(arguments: [
+        "oauth_token", "accessToken", "x-oss-signature", "q-signature", "X-Tos-Signature", "hdnts", "auth_key",
+        "pwd", "pass", "passwd", "dl_token", "otp", "X-Amz-Signature", "sig", "key", "access_token", "apiKey",
+        "X-Goog-Credential", "client_secret", "Signature", "se%63ret",
+    ])
+    func `signing and token query values are hidden`(name: String) {
+        let shown = Redaction.url("https://h.test/f?v=1&\(name)=SECRETVALUE&file=a.tar.gz")
+        #expect(!shown.contains("SECRETVALUE"), "\(shown)")
+        #expect(shown.hasPrefix("https://h.test/f?v=1&") && shown.hasSuffix("=***&file=a.tar.gz"), "\(shown)")
+    }
+
+    @Test func `ordinary query values stay shown`() {
+        let url = "https://h.test/f?version=1.2&file=a.tar.gz&format=zip&response-content-disposition=x&page=2"
+        #expect(Redaction.url(url) == url)
+    }
 }

@@ -80,12 +80,18 @@ import FoundationEssentials
         return hidden[..<slashes.upperBound] + "***" + hidden[at...]
     }
 
-    /// Whether a query parameter named `raw` carries a secret (``secretQueryNames``).
+    /// Whether a query parameter named `raw` carries a secret. Its name is compared percent-
+    /// decoded, lower-cased, without a trailing `[]` and without `-`, `_` and `.`: one of
+    /// ``secretQueryNames``, or a name holding a word of ``secretQueryWords`` (`oauth_token`,
+    /// `X-Oss-Signature`, `q-signature`), starting with `auth` or ending in `key` or `sig`.
+    /// Hiding a value that was no secret costs only its display.
     static func isSecretName(_ raw: String) -> Bool {
         var name = (Text.percentDecoded(raw) ?? raw).trimmingWhitespace().lowercased()
         if name.hasSuffix("[]") { name.removeLast(2) }
-        return Self.secretQueryNames.contains(name)
-            || Self.secretQueryNames.contains(name.replacing("-", with: "_"))
+        name = name.filter { $0 != "-" && $0 != "_" && $0 != "." }
+        guard !name.isEmpty else { return false }
+        return Self.secretQueryNames.contains(name) || Self.secretQueryWords.contains { name.contains($0) }
+            || name.hasPrefix("auth") || name.hasSuffix("key") || name.hasSuffix("sig")
     }
 
     /// A header line `Name: value` with the value of `Authorization`, `Proxy-Authorization`,
@@ -110,13 +116,15 @@ import FoundationEssentials
     /// Header fields whose values are credentials (lower case).
     static let secretHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
-    /// Query parameters whose values are credentials (lower case): AWS S3 and Google Cloud
-    /// Storage signed URLs, Azure SAS (`sig`), CloudFront (`Signature`, `Policy`,
-    /// `Key-Pair-Id`), and common token and key names.
+    /// Query parameter names whose values are credentials, as ``isSecretName(_:)`` compares
+    /// them: AWS S3 and Google Cloud Storage signed URLs (`X-Amz-Credential`), Azure SAS
+    /// (`sig`), CloudFront (`Policy`, `Key-Pair-Id`), Akamai (`hdnts`), one-time codes, and
+    /// passwords.
     static let secretQueryNames: Set<String> = [
-        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
-        "sig", "signature", "policy", "key-pair-id", "token", "access_token", "auth", "key", "api_key", "apikey",
-        "password", "secret", "private_token", "job_token", "client_secret", "code", "refresh_token", "id_token",
-        "session_token", "access_key", "secret_key",
+        "xamzcredential", "xgooglecredential", "xgoogcredential", "policy", "keypairid", "code", "otp", "hdnts",
+        "hdnea", "pass", "passwd", "pwd", "jwt", "sid", "session", "sessionid", "ticket", "hmac",
     ]
+
+    /// Words that make a query parameter's value a credential wherever they stand in its name.
+    static let secretQueryWords = ["token", "signature", "secret", "password", "credential"]
 }
