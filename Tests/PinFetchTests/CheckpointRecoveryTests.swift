@@ -28,7 +28,7 @@ struct CheckpointRecoveryTests {
                     path: self.statePath,
                     partial: partial,
                     state: state,
-                    source: URLIdentity(try HTTPURL("http://h.test/f")),
+                    source: "http://h.test/f",
                     durableOffset: 0
                 )
             )

@@ -30,11 +30,8 @@ struct Checkpoint: Hashable, Sendable, Codable {
     static let maximumSize = 64 * 1024
 
     /// The mirror that served the bytes (the URL asked for, before redirects), without its
-    /// secrets (``HTTPURL/redacted``).
+    /// secrets (``HTTPURL/redacted``): nothing derived from a secret is written to a sidecar.
     var url: String
-    /// ``URLIdentity/sealed`` of that mirror: a salted digest of the whole URL, so a resume
-    /// tells apart URLs that differ only in their secrets; `nil` in records written before it.
-    var urlDigest: String?
     /// The representation's validator when the partial was written.
     var validator: Validator
     /// The representation's length in bytes, when the server said it.
@@ -59,8 +56,10 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// records and in records of the first format, which had one record per file.
     var sequence: UInt64?
 
-    /// The mirror that served the bytes, as ``URLIdentity/names(_:)`` compares it.
-    var source: URLIdentity { URLIdentity(redacted: self.url, sealed: self.urlDigest) }
+    /// Whether `mirror` is the URL that served the bytes. Only a URL with no secret can be: two
+    /// URLs that differ only in a secret (`?key=A`, `?key=B`) are stored alike and may name two
+    /// files, so a partial of such a URL moves on only with a pin (DESIGN.md, "Mirrors").
+    func names(_ mirror: HTTPURL) -> Bool { self.url == mirror.text }
 
     /// Bytes of `<dest>.part` before an offset that ``tailDigest`` covers: 64 KiB, or all of them.
     static func tailLength(before offset: Int64) -> Int64 { min(offset, 64 * 1024) }
@@ -100,13 +99,12 @@ struct Checkpoint: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, urlDigest, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
+        case url, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
         case partialIdentity, tailDigest, sequence
     }
 
     init(
         url: String,
-        urlDigest: String? = nil,
         validator: Validator,
         totalLength: Int64?,
         offset: Int64,
@@ -119,7 +117,6 @@ struct Checkpoint: Hashable, Sendable, Codable {
         sequence: UInt64? = nil
     ) {
         self.url = url
-        self.urlDigest = urlDigest
         self.validator = validator
         self.totalLength = totalLength
         self.offset = offset
@@ -135,7 +132,6 @@ struct Checkpoint: Hashable, Sendable, Codable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.url = try container.decode(String.self, forKey: .url)
-        self.urlDigest = try container.decodeIfPresent(String.self, forKey: .urlDigest)
         self.validator = try container.decode(Validator.self, forKey: .validator)
         self.totalLength = try container.decodeIfPresent(Int64.self, forKey: .totalLength)
         self.offset = try container.decode(Int64.self, forKey: .offset)
@@ -164,7 +160,6 @@ struct Checkpoint: Hashable, Sendable, Codable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.url, forKey: .url)
-        try container.encodeIfPresent(self.urlDigest, forKey: .urlDigest)
         try container.encode(self.validator, forKey: .validator)
         try container.encodeIfPresent(self.totalLength, forKey: .totalLength)
         try container.encode(self.offset, forKey: .offset)

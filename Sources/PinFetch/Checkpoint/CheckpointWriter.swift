@@ -29,13 +29,13 @@ final class CheckpointWriter: Sendable {
     ///   - path: The state file's path.
     ///   - partial: The open partial whose bytes the checkpoints describe.
     ///   - state: The representation the partial holds.
-    ///   - source: The mirror that served the partial's bytes (the checkpoint ties them to it).
+    ///   - source: The mirror that served the partial's bytes (the checkpoint ties them to it,
+    ///     keeping only its redacted form, ``Redaction/url(_:)``).
     ///   - durableOffset: Bytes already covered by a durable checkpoint on disk.
-    init?(path: String, partial: PartialFile, state: PartialState, source: URLIdentity, durableOffset: Int64) {
+    init?(path: String, partial: PartialFile, state: PartialState, source: String, durableOffset: Int64) {
         guard let validator = state.validator else { return nil }
         let record = Checkpoint(
-            url: source.redacted,
-            urlDigest: source.sealed,
+            url: Redaction.url(source),
             validator: validator,
             totalLength: state.totalLength,
             offset: 0,

@@ -150,9 +150,10 @@ extension Download {
         // from byte 0, and its answer replaces the partial.
         let foreign =
             offset > 0 && self.pin == nil
-            && self.state.source.map { !$0.names(self.mirrors[self.mirrorIndex]) } ?? false
+            && self.state.source.map { $0 != self.mirrors[self.mirrorIndex].text } ?? false
         if offset > 0, foreign {
-            self.decide("the partial came from \(self.state.source?.redacted ?? "another mirror"): asking from byte 0")
+            let from = self.state.source.map { Redaction.url($0) } ?? "another mirror"
+            self.decide("the partial came from \(from): asking from byte 0")
         } else if offset > 0, self.restartPending {
             // Asked again from byte 0: an answer for the same representation (same strong
             // validator) must still have its known length, or the server is sending a slice.

@@ -303,7 +303,7 @@ final class Download {
             }
         }
         self.rehashedBytes += recovery?.rehashedBytes ?? 0
-        if let source = recovery?.checkpoint.source, let index = self.mirrors.firstIndex(where: source.names) {
+        if let checkpoint = recovery?.checkpoint, let index = self.mirrors.firstIndex(where: checkpoint.names) {
             self.mirrorIndex = index  // continue where the partial came from
         }
         // HEAD only helps decide about a partial with a checkpoint: without one, the partial is

@@ -12,7 +12,7 @@ extension Download {
         self.digest = recovery.digest
         self.state.offset = checkpoint.offset
         self.state.validator = checkpoint.validator
-        self.state.source = checkpoint.source
+        self.state.source = checkpoint.url
         self.state.totalLength = checkpoint.totalLength
         self.state.resumable = true
         self.state.spliced = true
@@ -27,7 +27,7 @@ extension Download {
     /// A pinned partial whose mirror is not among this run's mirrors is resumed on the current
     /// one with a plain `Range`, and the pin decides (DESIGN.md, "Mirrors").
     func resumeOnAnotherMirror(_ checkpoint: Checkpoint) {
-        guard !checkpoint.source.names(self.mirrors[self.mirrorIndex]) else { return }
+        guard !checkpoint.names(self.mirrors[self.mirrorIndex]) else { return }
         self.decide("the partial came from \(checkpoint.url), not a mirror of this run: the pin decides")
         self.state.crossMirror = true
     }
@@ -52,7 +52,7 @@ extension Download {
         }
         self.restartPending = false
         self.state.validator = head.validator
-        self.state.source = URLIdentity(self.mirrors[self.mirrorIndex])
+        self.state.source = self.mirrors[self.mirrorIndex].text
         self.state.totalLength = totalLength
         self.remoteModified = head.value("last-modified").flatMap { HTTPDate.parse($0) }
         self.crossCheck = head.status == 200 ? head.googleMD5.map { ($0, CrossCheckDigest()) } : nil
@@ -88,7 +88,7 @@ extension Download {
             // From now on the partial continues this mirror's representation; the pin decides.
             self.state.crossMirror = false
             self.state.validator = head.validator
-            self.state.source = URLIdentity(self.mirrors[self.mirrorIndex])
+            self.state.source = self.mirrors[self.mirrorIndex].text
             self.state.resumable = self.canResume(with: head.validator) && !head.hasContentCoding
         }
         self.state.spliced = true
@@ -104,7 +104,7 @@ extension Download {
                 path: self.sidecars.checkpoint,
                 partial: partial,
                 state: self.state,
-                source: self.state.source ?? URLIdentity(self.mirrors[self.mirrorIndex]),
+                source: self.state.source ?? self.mirrors[self.mirrorIndex].text,
                 durableOffset: self.durableOffset
             )
         }
@@ -169,7 +169,7 @@ extension Download {
                 path: self.sidecars.checkpoint,
                 partial: partial,
                 state: self.state,
-                source: self.state.source ?? URLIdentity(self.mirrors[self.mirrorIndex]),
+                source: self.state.source ?? self.mirrors[self.mirrorIndex].text,
                 durableOffset: self.durableOffset
             )
         else { return }

@@ -11,8 +11,9 @@ struct PartialState: Sendable {
     var offset: Int64 = 0
     /// The validator of the representation the partial holds.
     var validator: Validator?
-    /// The mirror whose validator ``validator`` is, as the checkpoint keeps it (no secrets).
-    var source: URLIdentity?
+    /// The mirror whose validator ``validator`` is: its whole URL in this run (in memory only),
+    /// or a checkpoint's redacted form after a resume. The checkpoint writer redacts it.
+    var source: String?
     /// The representation's length in bytes, when known.
     var totalLength: Int64?
     /// `true` when the partial can be resumed: a strong validator and no content coding.

@@ -28,7 +28,7 @@ enum ResumeDecision: Hashable, Sendable {
 
     /// Decides from the checkpoint (`nil` when missing or unusable), the `.part` size in bytes
     /// (`nil` when there is no `.part`), the mirror about to be asked (`url`: the checkpoint must
-    /// name it, secrets included, ``URLIdentity/names(_:)``), the probe (`nil` when HEAD told nothing usable), and
+    /// name it, ``Checkpoint/names(_:)``), the probe (`nil` when HEAD told nothing usable), and
     /// whether a pin decides at the end (`pinned`: a partial without any validator is kept only then).
     static func decide(
         checkpoint: Checkpoint?,
@@ -42,7 +42,7 @@ enum ResumeDecision: Hashable, Sendable {
         guard let checkpoint, checkpoint.offset > 0 else { return .startOver(.noCheckpoint) }
         // A partial moves to another mirror only with a pin (DESIGN.md, "Mirrors"): that mirror's
         // validator says nothing about it, so only its length is compared.
-        let sameSource = checkpoint.source.names(url)
+        let sameSource = checkpoint.names(url)
         guard sameSource || pinned else { return .startOver(.differentURL) }
         guard checkpoint.algorithm == algorithm else { return .startOver(.differentAlgorithm) }
         // No validator at all: only a pin makes the bytes safe to continue (a weak one says they may differ).
