@@ -323,4 +323,51 @@ struct OutsiderFindings12Tests {
         let url = "https://h.test/f?version=1.2&file=a.tar.gz&format=zip&response-content-disposition=x&page=2"
         #expect(Redaction.url(url) == url)
     }
+
+    /// Second outsider pass, finding 3: a pinned partial from a good mirror (strong validator)
+    /// was handed to a lying mirror with a plain `Range`; its tail mismatched and the whole
+    /// partial went. Now only the tail goes, and the prefix is continued on its own mirror.
+    @Test func `a lying mirror's tail costs only the tail`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+            try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, lying.url(), good.url()]
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 150_000))
+                    #expect(await runCLI(arguments).status == 4)  // lying from 0, then good cut at 150,000
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 1000))
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 1000))
+                    let second = await runCLI(arguments)
+                    #expect(second.status == 4, "\(second.standardError)")
+                    let lyingRanges = lying.getRequests.compactMap { $0.header("Range") }
+                    #expect(lyingRanges == ["bytes=151000-"], "\(lyingRanges)")  // its tail was tried once
+                    let kept = try #require(
+                        FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int
+                    )
+                    #expect(kept == 152_000)
+                    let third = await runCLI(arguments)
+                    #expect(third.status == 0, "\(third.standardError)")
+                    #expect(third.int("resumed_from") == 152_000)
+                    #expect(Self.holds(output, Fixtures.a))
+                }
+            }
+        }
+    }
+
+    /// Second outsider pass, finding 7: without a pin, a mirror whose body disagreed with its
+    /// own digest field ended the run with exit 9; the next mirror was never asked.
+    @Test func `a server digest mismatch moves to the next mirror, pin or not`() async throws {
+        var lyingHead = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
+        lyingHead.extraHeaders = [("Repr-Digest", DigestFieldTests.field("sha-256", Fixtures.sha256B))]
+        try await withTestHTTPServer(serving: lyingHead) { first in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { second in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(Self.quiet + ["-o", "\(directory)/o", first.url(), second.url()])
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(second.getRequests.count == 1)
+                    #expect(Self.holds("\(directory)/o", Fixtures.a))
+                }
+            }
+        }
+    }
 }

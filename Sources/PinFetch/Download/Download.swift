@@ -54,6 +54,9 @@ final class Download {
     /// A restart from byte 0 was decided: the next GET goes without `Range`, and the partial is
     /// emptied only once its answer is taken (so a failure before that keeps it resumable).
     var restartPending = false
+    /// Where the partial stood when another mirror's bytes were first appended to it (a pinned
+    /// cross-mirror resume): what a mismatch goes back to instead of byte 0.
+    var handOver: HandOver?
     var lastProgressTime = Date.distantPast
 
     var downloadedBytes: Int64 = 0
@@ -218,72 +221,7 @@ final class Download {
         if let digest = try self.useCacheEntry() { return digest }
         try self.takeOverPartial()
 
-        var startedOverAfterMismatch = false
-        var deliveredOtherBytes = Set<Int>()  // mirrors whose download from byte 0 mismatched the pin
-        while true {
-            let digest = self.digest.finalize()
-            guard let mismatch = self.mismatch(of: digest) else {
-                try self.commit()
-                if self.attempts > 0 { self.note(self.mirrorIndex, "ok") }
-                return digest
-            }
-            if self.attempts > 0 { self.note(self.mirrorIndex, "mismatch") }
-            // A spliced partial that mismatches may hold bytes of two representations: one
-            // clean download from byte 0 decides (DESIGN.md, "Finalize").
-            if self.state.spliced, !startedOverAfterMismatch {
-                startedOverAfterMismatch = true
-                self.report(.restarted(path: self.destination, reason: "checksum mismatch after a resume"))
-                try self.startOver()
-                self.restartPending = false
-                if self.mirrors.count > 1 { self.mirrorIndex = (self.mirrorIndex + 1) % self.mirrors.count }
-                try self.download()
-                continue
-            }
-            // A mirror that sent other bytes than the pin (a stale or wrong mirror is why people
-            // list several): the next one that has not, from byte 0 (DESIGN.md, "Mirrors").
-            let from = self.mirrors.count > 1 ? " (from \(self.currentLabel))" : ""
-            if self.pin != nil, self.mirrors.count > 1 {
-                deliveredOtherBytes.insert(self.mirrorIndex)
-                let count = self.mirrors.count
-                if let next = (1..<count).lazy.map({ (self.mirrorIndex + $0) % count })
-                    .first(where: { !deliveredOtherBytes.contains($0) })
-                {
-                    self.report(
-                        .restarted(
-                            path: self.destination,
-                            reason: "\(mismatch)\(from); trying mirror \(next + 1) of \(count)"
-                        )
-                    )
-                    try self.startOver()
-                    self.restartPending = false
-                    self.state.crossMirror = false
-                    self.mirrorIndex = next
-                    do throws(PinFetchError) {
-                        try self.download(excluding: deliveredOtherBytes)
-                    } catch {
-                        // The mirrors left failed otherwise: when none of them delivered a byte,
-                        // every mirror that answered with a body sent other bytes, and that is
-                        // what the run found. One that failed mid-body is a network failure,
-                        // its partial kept for a later run (exit 4).
-                        guard self.state.offset == 0,
-                            [
-                                PinFetchError.Code.network, .serverResponse, .authentication, .tlsVerification,
-                                .protocolViolation,
-                            ]
-                            .contains(error.code)
-                        else { throw error }
-                        try self.discardPartial()
-                        throw PinFetchError(
-                            .digestMismatch,
-                            "\(mismatch)\(from); no other mirror delivered the file: \(error.message)"
-                        )
-                    }
-                    continue
-                }
-            }
-            try self.discardPartial()
-            throw PinFetchError(.digestMismatch, mismatch + from)
-        }
+        return try self.verifyAndCommit()
     }
 
     /// Decides about a partial left by an earlier run (DESIGN.md, "The resume decision") and
@@ -330,29 +268,6 @@ final class Download {
             self.decide("the partial is as long as the remote file: verifying it without a GET")
             try self.restore(recovery!)
         }
-    }
-
-    /// Why `digest` is not acceptable, or `nil`: it must equal the pin, the server's own
-    /// `Repr-Digest` / `Content-Digest` for the algorithm when it sent one (RFC 9530) or S3's
-    /// full-object checksum, and GCS's MD5 when this run hashed the whole file in one answer.
-    private func mismatch(of digest: [UInt8]) -> String? {
-        let algorithm = self.state.algorithm.rawValue
-        let got = "\(algorithm):\(Pin.hex(digest))"
-        if let pin = self.pin, pin.digest != digest {
-            return "checksum mismatch for \(self.destination): expected \(pin), got \(got)"
-        }
-        if let served = self.state.serverDigest, served.digest != digest {
-            return "checksum mismatch for \(self.destination): the server's \(served.field) says "
-                + "\(algorithm):\(Pin.hex(served.digest)), got \(got)"
-        }
-        if let check = self.crossCheck, check.digest.byteCount == self.state.offset {
-            let md5 = check.digest.finalize()
-            if md5 != check.expected {
-                return "checksum mismatch for \(self.destination): the server's x-goog-hash says "
-                    + "md5:\(Pin.hex(check.expected)), got md5:\(Pin.hex(md5))"
-            }
-        }
-        return nil
     }
 
     /// Hands `event` to the caller's hook (``FetchOptions/events``), if any.

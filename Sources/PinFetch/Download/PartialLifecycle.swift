@@ -85,6 +85,7 @@ extension Download {
         self.crossCheck = nil  // the MD5 is only checked over one answer from byte 0
         self.state.noteServerDigest(from: head, wholeContent: false)
         if self.state.crossMirror {
+            if self.handOver == nil, self.state.offset > 0 { self.handOver = self.handOverPoint() }
             // From now on the partial continues this mirror's representation; the pin decides.
             self.state.crossMirror = false
             self.state.validator = head.validator
@@ -185,6 +186,7 @@ extension Download {
         self.digest.reset()
         self.state = self.state.emptied
         self.durableOffset = 0
+        self.handOver = nil
     }
 
     /// Starts the download over from byte 0 (counted in `restarts`).
@@ -202,6 +204,7 @@ extension Download {
         self.state.offset = 0
         self.state.spliced = false
         self.state.resumedFrom = 0
+        self.handOver = nil
     }
 
     /// The failure for a file of `bytes` bytes when `--max-filesize` is smaller, else `nil`;

@@ -1,0 +1,170 @@
+extension Download {
+    /// Checks the partial's digest and commits it (DESIGN.md, "Finalize"), or acts on a
+    /// mismatch: a spliced partial is downloaded once more from byte 0, and with several
+    /// mirrors the next one that has not sent other bytes takes over from byte 0.
+    /// - Returns: The committed file's digest.
+    /// - Throws: ``PinFetchError/Code/digestMismatch`` when every mirror that answered sent
+    ///   other bytes; the last failure when the mirrors left fail otherwise.
+    func verifyAndCommit() throws(PinFetchError) -> [UInt8] {
+        var startedOverAfterMismatch = false
+        var wentBackToHandOver = false
+        var deliveredOtherBytes = Set<Int>()  // mirrors whose download from byte 0 mismatched the pin
+        while true {
+            let digest = self.digest.finalize()
+            guard let mismatch = self.mismatch(of: digest) else {
+                try self.commit()
+                if self.attempts > 0 { self.note(self.mirrorIndex, "ok") }
+                return digest
+            }
+            if self.attempts > 0 { self.note(self.mirrorIndex, "mismatch") }
+            // The tail another mirror appended does not match: its bytes go, the prefix its own
+            // mirror vouched for (a strong validator) stays, and is continued there.
+            if let point = self.handOver, !wentBackToHandOver {
+                wentBackToHandOver = true
+                deliveredOtherBytes.insert(self.mirrorIndex)
+                try self.goBack(to: point, mismatch: mismatch, excluding: deliveredOtherBytes)
+                continue
+            }
+            // A spliced partial that mismatches may hold bytes of two representations: one
+            // clean download from byte 0 decides (DESIGN.md, "Finalize").
+            if self.state.spliced, !startedOverAfterMismatch {
+                startedOverAfterMismatch = true
+                self.report(.restarted(path: self.destination, reason: "checksum mismatch after a resume"))
+                try self.startOver()
+                self.restartPending = false
+                if self.mirrors.count > 1 { self.mirrorIndex = (self.mirrorIndex + 1) % self.mirrors.count }
+                try self.download()
+                continue
+            }
+            // A mirror that sent other bytes than the pin (a stale or wrong mirror is why people
+            // list several): the next one that has not, from byte 0 (DESIGN.md, "Mirrors").
+            let from = self.mirrors.count > 1 ? " (from \(self.currentLabel))" : ""
+            if self.mirrors.count > 1 {
+                deliveredOtherBytes.insert(self.mirrorIndex)
+                let count = self.mirrors.count
+                if let next = (1..<count).lazy.map({ (self.mirrorIndex + $0) % count })
+                    .first(where: { !deliveredOtherBytes.contains($0) })
+                {
+                    self.report(
+                        .restarted(
+                            path: self.destination,
+                            reason: "\(mismatch)\(from); trying mirror \(next + 1) of \(count)"
+                        )
+                    )
+                    try self.startOver()
+                    self.restartPending = false
+                    self.state.crossMirror = false
+                    self.mirrorIndex = next
+                    do throws(PinFetchError) {
+                        try self.download(excluding: deliveredOtherBytes)
+                    } catch {
+                        // The mirrors left failed otherwise: when none of them delivered a byte,
+                        // every mirror that answered with a body sent other bytes, and that is
+                        // what the run found. One that failed mid-body is a network failure,
+                        // its partial kept for a later run (exit 4).
+                        guard self.state.offset == 0,
+                            [
+                                PinFetchError.Code.network, .serverResponse, .authentication, .tlsVerification,
+                                .protocolViolation,
+                            ]
+                            .contains(error.code)
+                        else { throw error }
+                        try self.discardPartial()
+                        throw PinFetchError(
+                            .digestMismatch,
+                            "\(mismatch)\(from); no other mirror delivered the file: \(error.message)"
+                        )
+                    }
+                    continue
+                }
+            }
+            try self.discardPartial()
+            throw PinFetchError(.digestMismatch, mismatch + from)
+        }
+    }
+
+    /// Where the partial stands now, to come back to (``handOver``).
+    func handOverPoint() -> HandOver {
+        HandOver(
+            offset: self.state.offset,
+            digestState: self.digest.serializedState(),
+            validator: self.state.validator,
+            source: self.state.source,
+            totalLength: self.state.totalLength,
+            resumable: self.state.resumable
+        )
+    }
+
+    /// Cuts the partial back to `point` (the bytes before another mirror's tail), checkpoints
+    /// it for its own mirror and downloads the rest there, or on another mirror not in
+    /// `excluded` when its own is not in this run's list.
+    /// - Throws: the download's failure (the partial kept at `point`, exit 4 for a network
+    ///   failure); ``PinFetchError/Code/digestMismatch`` when no mirror is left to ask.
+    private func goBack(to point: HandOver, mismatch: String, excluding excluded: Set<Int>) throws(PinFetchError) {
+        guard let partial = self.partial,
+            let digest = RunningDigest(
+                algorithm: self.state.algorithm,
+                restoring: point.digestState,
+                offset: point.offset
+            )
+        else { throw PinFetchError(.generic, "internal: the hand-over point did not restore") }
+        try partial.truncate(to: point.offset)
+        self.digest = digest
+        self.state.offset = point.offset
+        self.state.validator = point.validator
+        self.state.source = point.source
+        self.state.totalLength = point.totalLength
+        self.state.resumable = point.resumable
+        self.state.serverDigest = nil
+        self.crossCheck = nil
+        self.handOver = nil
+        self.durableOffset = min(self.durableOffset, point.offset)
+        try self.saveCheckpoint()
+        let own = point.source.flatMap { source in self.mirrors.firstIndex { $0.text == source } }
+        let count = self.mirrors.count
+        let next = own ?? (0..<count).first { !excluded.contains($0) }
+        self.decide(
+            "\(mismatch) (from \(self.currentLabel)): back to byte \(point.offset), the bytes its own mirror served"
+        )
+        guard let next else { throw PinFetchError(.digestMismatch, "\(mismatch) (from \(self.currentLabel))") }
+        self.state.crossMirror = own == nil
+        self.mirrorIndex = next
+        try self.download(excluding: excluded)
+    }
+
+    /// Why `digest` is not acceptable, or `nil`: it must equal the pin, the server's own
+    /// `Repr-Digest` / `Content-Digest` for the algorithm when it sent one (RFC 9530) or S3's
+    /// full-object checksum, and GCS's MD5 when this run hashed the whole file in one answer.
+    func mismatch(of digest: [UInt8]) -> String? {
+        let algorithm = self.state.algorithm.rawValue
+        let got = "\(algorithm):\(Pin.hex(digest))"
+        if let pin = self.pin, pin.digest != digest {
+            return "checksum mismatch for \(self.destination): expected \(pin), got \(got)"
+        }
+        if let served = self.state.serverDigest, served.digest != digest {
+            return "checksum mismatch for \(self.destination): the server's \(served.field) says "
+                + "\(algorithm):\(Pin.hex(served.digest)), got \(got)"
+        }
+        if let check = self.crossCheck, check.digest.byteCount == self.state.offset {
+            let md5 = check.digest.finalize()
+            if md5 != check.expected {
+                return "checksum mismatch for \(self.destination): the server's x-goog-hash says "
+                    + "md5:\(Pin.hex(check.expected)), got md5:\(Pin.hex(md5))"
+            }
+        }
+        return nil
+    }
+}
+
+/// The partial as it stood when another mirror's bytes were first appended (``Download/handOver``).
+struct HandOver {
+    /// Bytes of the partial from the mirror that served them first.
+    var offset: Int64
+    /// The digest's state after those bytes.
+    var digestState: [UInt8]
+    var validator: Validator?
+    /// That mirror (``PartialState/source``).
+    var source: String?
+    var totalLength: Int64?
+    var resumable: Bool
+}
