@@ -40,10 +40,13 @@ struct ChecksumFileLookupTests {
     }
 
     @Test(arguments: [
-        ("\(Known.hexA)  linux/app\n\(Known.hexB)  darwin/app\n", "https://h/x/app", "app", "two different"),
+        ("\(Known.hexA)  linux/app\n\(Known.hexB)  darwin/app\n", "https://h/x/app", "app", "another directory"),
         ("\(Known.hexA)  a/app\n\(Known.hexB)  ./a/app\n", "https://h/a/app", "app", "two different"),
         ("\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin", "no checksum for 'b.bin'"),
         ("\(Known.md5)  b.bin\n\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin", "only md5"),
+        // Second outsider pass, finding 6: darwin's digest was used for the linux file.
+        ("\(Known.hexB)  darwin/arm64/tool\n", "https://h/linux/amd64/tool", "tool", "in another directory"),
+        ("\(Known.hexB)  dist/app.tgz\n", "https://h/v1/app.tgz", "app.tgz", "'dist/app.tgz' (line 1)"),
     ])
     func `an ambiguous or missing entry is bad input`(text: String, url: String, name: String, reason: String) throws {
         let file = try Known.parse(text)

@@ -121,10 +121,13 @@
     /// The entries whose name, split at `/` after any leading `./`, is the longest suffix of the
     /// URL's path decide: in a tree, `linux/amd64/tool` matches `…/linux/amd64/tool` and not
     /// `…/darwin/arm64/tool`, and `-o tool …/tool-1.2-linux-amd64` finds `tool-1.2-linux-amd64`.
-    /// When no entry's name is such a suffix, ``pin(for:)`` looks `fileName` up.
+    /// When no entry's name is such a suffix, ``pin(for:)`` looks `fileName` up among the others:
+    /// an entry for the URL's file name in another directory (`darwin/arm64/tool` for
+    /// `…/linux/amd64/tool`) describes another file, and is never used for this one.
     ///
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) when the entries that match best disagree
-    ///   (two digests of one algorithm), and as ``pin(for:)`` when none is a suffix.
+    ///   (two digests of one algorithm), when only another directory's entry has the URL's file
+    ///   name, and as ``pin(for:)`` when none is a suffix.
     public func pin(forURLPath urlPathSegments: [String], fileName: String) throws(PinFetchError) -> Pin {
         var best: [Entry] = []
         var bestLength = 0
@@ -141,8 +144,23 @@
                 best.append(entry)
             }
         }
-        guard let first = best.first else { return try self.pin(for: fileName) }
-        return try Self.strongest(of: best, for: first.name).pin
+        if let first = best.first { return try Self.strongest(of: best, for: first.name).pin }
+        guard let urlName = urlPathSegments.last, !urlName.isEmpty else { return try self.pin(for: fileName) }
+        var others = self
+        others.entries.removeAll { Self.names($0.name, inLastComponent: urlName) }
+        do throws(PinFetchError) {
+            return try others.pin(for: fileName)
+        } catch {
+            guard let elsewhere = self.entries.first(where: { Self.names($0.name, inLastComponent: urlName) }) else {
+                throw error
+            }
+            throw PinFetchError(
+                .usage,
+                "no checksum for \(SafeFileName.quoted(urlName)) in the checksum file: its "
+                    + "\(SafeFileName.quoted(elsewhere.name)) (line \(elsewhere.line)) is in another directory than "
+                    + "the URL's, so it may be another file (give --sha256 when it is this one)"
+            )
+        }
     }
 
     /// The pin for `fileName`.
