@@ -317,12 +317,16 @@ final class EasyHandle: @unchecked Sendable {
                 reusedConnection: reusedConnection
             )
         }
-        // libcurl refuses a header line over 100 KB, or a head over 300 KB, with "Out of memory"
-        // (CURLE_TOO_LARGE, 100, from 8.6 on): an answer that cannot be used, not a local failure.
-        if code == CURLE_OUT_OF_MEMORY || code.rawValue == 100, delegate.head == nil {
+        // libcurl refuses a header line over 100 KB with "Out of memory", and a head over 300 KB
+        // with "Too large response headers" (a receive error; CURLE_TOO_LARGE, 100, from 8.6 on):
+        // an answer that cannot be used, not a local or a network failure.
+        let tooLarge =
+            code == CURLE_OUT_OF_MEMORY || code.rawValue == 100 || text.hasPrefix("Too large response headers")
+        if tooLarge, delegate.head == nil {
             return TransferOutcome(
                 code: Int(code.rawValue),
-                message: "the answer's header section is larger than libcurl accepts (libcurl: \(Self.describe(code)))",
+                message: "the answer's header section is larger than libcurl accepts (libcurl: "
+                    + "\(text.isEmpty ? Self.describe(code) : text))",
                 category: .protocolViolation,
                 reusedConnection: reusedConnection
             )
