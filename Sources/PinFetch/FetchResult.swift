@@ -83,7 +83,12 @@ extension FetchResult {
     }
 
     /// A result with nothing done yet: `failed` with `error`, all counters 0.
-    static func failed(url: String, path: String, algorithm: HashAlgorithm, error: PinFetchError?) -> FetchResult {
+    @_spi(CLI) public static func failed(
+        url: String,
+        path: String,
+        algorithm: HashAlgorithm,
+        error: PinFetchError?
+    ) -> FetchResult {
         FetchResult(
             url: url,
             path: path,

@@ -158,6 +158,16 @@ public enum CommandLineTool {
             delivery = toStandardOutput ? try StandardOutputDelivery(for: parsed.urls.first ?? "") : nil
         } catch {
             output.standardError("pinfetch: \(Printable.text(error.message))\n")
+            if parsed.json {  // the file's line, on stderr as with -o - always
+                let url = parsed.urls.first.map(JobPlan.shown) ?? ""
+                let result = FetchResult.failed(
+                    url: url,
+                    path: "-",
+                    algorithm: parsed.pin?.algorithm ?? .sha256,
+                    error: error
+                )
+                output.standardError(JSONReport(result: result, exitStatus: error.code.exitStatus).line() + "\n")
+            }
             return error.code.exitStatus
         }
         if let delivery { parsed.output = delivery.path }

@@ -41,7 +41,7 @@ struct JSONReport: Encodable {
         try container.encode(self.result.url, forKey: Key("url"))
         if let input = self.input {
             try container.encode(input, forKey: Key("input"))
-            try container.encodeNil(forKey: Key("path"))
+            try container.encodeNil(forKey: Key("path"))  // a temporary, removed by now
         } else {
             try container.encode(self.result.path, forKey: Key("path"))
         }
@@ -61,8 +61,9 @@ struct JSONReport: Encodable {
             self.result.mirrors.map { MirrorReport(url: $0.url, outcome: $0.outcome) },
             forKey: Key("mirrors")
         )
+        // An input file's partial was in a temporary directory, removed with it.
         try container.encode(
-            self.result.partial.map { KeptPartial(path: $0.path, bytes: $0.bytes) },
+            self.input == nil ? self.result.partial.map { KeptPartial(path: $0.path, bytes: $0.bytes) } : nil,
             forKey: Key("partial")
         )
         if let error = self.result.error {

@@ -234,7 +234,16 @@ enum JobPlan {
             }
             return bytes
         }
-        let directory = try TemporaryDirectory.make(prefix: "pinfetch-input-")
+        let directory: String
+        do throws(PinFetchError) {
+            directory = try TemporaryDirectory.make(prefix: "pinfetch-input-")
+        } catch {
+            // Reported as a failed fetch of the input file would be: scripts read every failure there.
+            report(
+                .input(role: role, result: .failed(url: Self.shown(source), path: "", algorithm: .sha256, error: error))
+            )
+            throw error
+        }
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/input"
         var options = arguments.options
