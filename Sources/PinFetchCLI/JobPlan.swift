@@ -44,6 +44,9 @@ enum JobPlan {
     {
         var jobs = try await Self.listed(arguments, report: report)
         guard let source = arguments.checksumFile else { return jobs }
+        // A malformed pin in a URL's fragment is bad input before any request (the checksum
+        // file's fetch included).
+        for job in jobs { _ = try Self.pin(of: job) }
         let bytes: [UInt8]
         do throws(PinFetchError) {
             bytes = try await Self.load(source, arguments, role: "checksum-file", report: report)

@@ -86,4 +86,22 @@ struct FragmentPinTests {
             }
         }
     }
+
+    /// Second outsider pass, finding 10: with a remote checksum file, a malformed fragment pin
+    /// was found only after that file's fetch (exit 8 and two lines when it failed).
+    @Test func `a malformed fragment pin is bad input before a remote checksum file is fetched`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(status: 404)
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(
+                    Self.quiet + [
+                        "--checksum-file", server.url("/SUMS"), "-o", "\(directory)/o", server.url() + "#sha256=zz",
+                    ]
+                )
+                #expect(run.status == 2, "\(run.standardError)")
+                #expect(server.requests.isEmpty)
+                #expect(run.lines.isEmpty)
+            }
+        }
+    }
 }
