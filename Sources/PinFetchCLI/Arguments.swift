@@ -170,6 +170,12 @@ public struct Arguments: Sendable {
             sawPin = nil  // it was this file
         }
         if !parsed.baseURLs.isEmpty {
+            if parsed.inputFile == nil {
+                throw PinFetchError(
+                    .usage,
+                    "--base-url goes with -i FILE (or --checksum-file FILE without a URL): every entry of FILE is fetched"
+                )
+            }
             // Each entry of the checksum file has its own pin: another one would be ignored.
             if parsed.checksumFile != nil {
                 throw PinFetchError(
@@ -186,7 +192,6 @@ public struct Arguments: Sendable {
             guard parsed.output == nil else { throw PinFetchError(.usage, "-o names one file; with -i use -P DIR") }
         } else {
             guard !urls.isEmpty else { throw PinFetchError(.usage, "no URL given (see --help)") }
-            if !parsed.baseURLs.isEmpty { throw PinFetchError(.usage, "--base-url goes with -i") }
             if parsed.shard != nil { throw PinFetchError(.usage, "--shard goes with -i") }
         }
         if parsed.output != nil, parsed.contentDisposition {

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import PinFetchCLI
 import Testing
 
 @_spi(CLI) @testable import PinFetch
@@ -403,5 +404,14 @@ struct OutsiderFindings12Tests {
                 #expect(cut.json["partial"] is NSNull, "\(cut.standardOutput)")
             }
         }
+    }
+
+    /// Second outsider pass, finding 13: without -i, the message spoke of "-i FILE".
+    @Test func `--base-url with a URL and no -i says what --base-url needs`() {
+        let error = #expect(throws: PinFetchError.self) {
+            try Arguments.parse(["--checksum-file", "SUMS", "--base-url", "http://h.test/", "http://h.test/f"])
+        }
+        #expect(error?.code == .usage)
+        #expect(error?.message.hasPrefix("--base-url goes with -i FILE") == true, "\(error?.message ?? "")")
     }
 }
