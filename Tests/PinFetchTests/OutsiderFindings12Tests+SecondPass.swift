@@ -1,0 +1,118 @@
+import Foundation
+@preconcurrency import Glibc
+import PinFetchCLI
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// What a second outsider pass broke in issue 12's build, each kept as the input that broke it.
+extension OutsiderFindings12Tests {
+    /// Second outsider pass: many signing and token parameters were shown (and stored) in clear.
+    @Test(arguments: [
+        "oauth_token", "accessToken", "x-oss-signature", "q-signature", "X-Tos-Signature", "hdnts", "auth_key",
+        "pwd", "pass", "passwd", "dl_token", "otp", "X-Amz-Signature", "sig", "key", "access_token", "apiKey",
+        "X-Goog-Credential", "client_secret", "Signature", "se%63ret",
+    ])
+    func `signing and token query values are hidden`(name: String) {
+        let shown = Redaction.url("https://h.test/f?v=1&\(name)=SECRETVALUE&file=a.tar.gz")
+        #expect(!shown.contains("SECRETVALUE"), "\(shown)")
+        #expect(shown.hasPrefix("https://h.test/f?v=1&") && shown.hasSuffix("=***&file=a.tar.gz"), "\(shown)")
+    }
+
+    @Test func `ordinary query values stay shown`() {
+        let url = "https://h.test/f?version=1.2&file=a.tar.gz&format=zip&response-content-disposition=x&page=2"
+        #expect(Redaction.url(url) == url)
+    }
+
+    /// Second outsider pass, finding 3: a pinned partial from a good mirror (strong validator)
+    /// was handed to a lying mirror with a plain `Range`; its tail mismatched and the whole
+    /// partial went. Now only the tail goes, and the prefix is continued on its own mirror.
+    @Test func `a lying mirror's tail costs only the tail`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+            try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, lying.url(), good.url()]
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 150_000))
+                    #expect(await runCLI(arguments).status == 4)  // lying from 0, then good cut at 150,000
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 1000))
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 1000))
+                    let second = await runCLI(arguments)
+                    #expect(second.status == 4, "\(second.standardError)")
+                    let lyingRanges = lying.getRequests.compactMap { $0.header("Range") }
+                    #expect(lyingRanges == ["bytes=151000-"], "\(lyingRanges)")  // its tail was tried once
+                    let kept = try #require(
+                        FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int
+                    )
+                    #expect(kept == 152_000)
+                    let third = await runCLI(arguments)
+                    #expect(third.status == 0, "\(third.standardError)")
+                    #expect(third.int("resumed_from") == 152_000)
+                    #expect(Self.holds(output, Fixtures.a))
+                }
+            }
+        }
+    }
+
+    /// Second outsider pass, finding 7: without a pin, a mirror whose body disagreed with its
+    /// own digest field ended the run with exit 9; the next mirror was never asked.
+    @Test func `a server digest mismatch moves to the next mirror, pin or not`() async throws {
+        var lyingHead = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
+        lyingHead.extraHeaders = [("Repr-Digest", DigestFieldTests.field("sha-256", Fixtures.sha256B))]
+        try await withTestHTTPServer(serving: lyingHead) { first in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { second in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(Self.quiet + ["-o", "\(directory)/o", first.url(), second.url()])
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(second.getRequests.count == 1)
+                    #expect(Self.holds("\(directory)/o", Fixtures.a))
+                }
+            }
+        }
+    }
+
+    /// Second outsider pass, findings 9 and 11: a temporary directory that could not be made
+    /// (here under `/proc`) ended the run with exit 3 and no `--json` line; an input file's
+    /// line named a partial in a temporary directory already removed.
+    @Test func `every failure has its json line, and an input file's names no removed partial`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            server.handler = { request, _ in
+                request.target == "/cut"
+                    ? TestResponse(status: 200, headers: [("Content-Length", "100")], body: Array("abc".utf8))
+                    : TestResponse(status: 200, body: Array("file".utf8))
+            }
+            try await withTemporaryDirectory { directory in
+                for arguments in [
+                    ["-o", "-", server.url("/f")], ["-i", server.url("/list"), "--base-url", server.url("/")],
+                ] {
+                    let child = try ChildProcess(
+                        try EndToEndTests.pinfetchExecutable(),
+                        ["--json", "-q", "--retries", "0"] + arguments,
+                        logs: "\(directory)/log",
+                        environment: ["TMPDIR": "/proc"]
+                    )
+                    #expect(try await child.wait(timeout: .seconds(30)) == .exited(3), "\(child.transcript)")
+                    let lines = jsonLines(child.standardOutput + child.standardError)
+                    #expect(
+                        lines.count == 1 && (lines.first?["error"] as? [String: Any])?["kind"] as? String == "fileIO",
+                        "\(child.transcript)"
+                    )
+                    #expect(server.requests.isEmpty)
+                }
+                let cut = await runCLI(Self.quiet + ["-i", server.url("/cut"), "-P", "\(directory)/o"])
+                #expect(cut.status == 4, "\(cut.standardError)")
+                #expect(cut.string("input") == "manifest")
+                #expect(cut.json["partial"] is NSNull, "\(cut.standardOutput)")
+            }
+        }
+    }
+
+    /// Second outsider pass, finding 13: without -i, the message spoke of "-i FILE".
+    @Test func `--base-url with a URL and no -i says what --base-url needs`() {
+        let error = #expect(throws: PinFetchError.self) {
+            try Arguments.parse(["--checksum-file", "SUMS", "--base-url", "http://h.test/", "http://h.test/f"])
+        }
+        #expect(error?.code == .usage)
+        #expect(error?.message.hasPrefix("--base-url goes with -i FILE") == true, "\(error?.message ?? "")")
+    }
+}
