@@ -17,6 +17,8 @@ struct ObjectStoreDigestTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var headers: [(name: String, value: String)]
         var status: Int32
+        /// What the message says of the field after its name.
+        var says = "says"
         var testDescription: String { self.headers.map { "\($0.name): \($0.value)" }.joined(separator: ", ") }
     }
 
@@ -40,6 +42,18 @@ struct ObjectStoreDigestTests {
         ),
         Case(headers: [("x-goog-hash", "crc32c=n03x6A==")], status: 0),  // a composite object has no MD5
         Case(headers: [("x-goog-hash", "md5=not-base64!")], status: 0),
+        // Second outsider pass, finding 12: a field with two different values was ignored.
+        Case(
+            headers: [("x-amz-checksum-sha256", sha256Base64), ("x-amz-checksum-sha256", otherSHA256Base64)],
+            status: 9,
+            says: "gives two different"
+        ),
+        Case(
+            headers: [("x-goog-hash", "md5=\(md5Base64), md5=\(otherMD5Base64)")],
+            status: 9,
+            says: "gives two different"
+        ),
+        Case(headers: [("x-amz-checksum-sha256", sha256Base64), ("x-amz-checksum-sha256", sha256Base64)], status: 0),
     ]
 
     @Test(arguments: Self.cases)
@@ -55,7 +69,8 @@ struct ObjectStoreDigestTests {
                 } else {
                     #expect(listing(directory).isEmpty)
                     let field = item.headers[0].name.lowercased()
-                    #expect(run.standardError.contains("the server's \(field) says"), "\(run.standardError)")
+                    let says = "the server's \(field) \(item.says)"
+                    #expect(run.standardError.contains(says), "\(run.standardError)")
                 }
             }
         }

@@ -141,12 +141,19 @@ extension Download {
         if let pin = self.pin, pin.digest != digest {
             return "checksum mismatch for \(self.destination): expected \(pin), got \(got)"
         }
+        if let served = self.state.serverDigest, served.digest == ResponseHead.contradiction {
+            return "checksum mismatch for \(self.destination): the server's \(served.field) gives two different digests"
+        }
         if let served = self.state.serverDigest, served.digest != digest {
             return "checksum mismatch for \(self.destination): the server's \(served.field) says "
                 + "\(algorithm):\(Pin.hex(served.digest)), got \(got)"
         }
         if let check = self.crossCheck, check.digest.byteCount == self.state.offset {
             let md5 = check.digest.finalize()
+            if check.expected == ResponseHead.contradiction {
+                return
+                    "checksum mismatch for \(self.destination): the server's x-goog-hash gives two different md5 digests"
+            }
             if md5 != check.expected {
                 return "checksum mismatch for \(self.destination): the server's x-goog-hash says "
                     + "md5:\(Pin.hex(check.expected)), got md5:\(Pin.hex(md5))"

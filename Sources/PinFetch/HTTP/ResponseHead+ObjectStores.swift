@@ -10,22 +10,28 @@ extension ResponseHead {
     /// sends it). Only a full-object checksum counts: `x-amz-checksum-type` absent or
     /// `FULL_OBJECT`, and no `-N` part count after the base64 (a multipart upload's `COMPOSITE`
     /// checksum is a digest of the parts' digests, not of the bytes). `nil` otherwise, and for a
-    /// value that is not 32 bytes of base64, or given twice with two values.
+    /// value that is not 32 bytes of base64. Given twice with two values, it is ``contradiction``:
+    /// the server contradicts itself, and no bytes can match.
     var amazonSHA256: [UInt8]? {
         if let type = self.value("x-amz-checksum-type"), type.uppercased() != "FULL_OBJECT" { return nil }
-        let values = Set(self.values("x-amz-checksum-sha256"))
-        guard values.count == 1, let value = values.first, !value.contains("-"),
-            let bytes = Data(base64Encoded: value), bytes.count == 32
-        else { return nil }
-        return [UInt8](bytes)
+        var found: Set<[UInt8]> = []
+        for value in self.values("x-amz-checksum-sha256") {
+            guard !value.contains("-"), let bytes = Data(base64Encoded: value), bytes.count == 32 else { return nil }
+            found.insert([UInt8](bytes))
+        }
+        return found.count > 1 ? Self.contradiction : found.first
     }
+
+    /// What ``amazonSHA256`` and ``googleMD5`` give for a field with two different values: an
+    /// empty digest, which no bytes hash to.
+    static let contradiction: [UInt8] = []
 
     /// Google Cloud Storage's `x-goog-hash` `md5=` member: the base64 MD5 of the stored object
     /// (the field may come more than once, `crc32c=` and `md5=` in one or in two). `nil` when the
     /// object is stored with a content coding (`x-goog-stored-content-encoding` other than
     /// `identity`: GCS may serve it decompressed, so the MD5 is of other bytes), when the answer
-    /// has a content coding, for a composite object (no `md5=`), and for members that disagree
-    /// or are not 16 bytes of base64.
+    /// has a content coding, for a composite object (no `md5=`), and for a member that is not 16
+    /// bytes of base64; ``contradiction`` for two `md5=` members that disagree.
     var googleMD5: [UInt8]? {
         if let stored = self.value("x-goog-stored-content-encoding"), stored.lowercased() != "identity" { return nil }
         guard !self.hasContentCoding else { return nil }
@@ -40,7 +46,7 @@ extension ResponseHead {
                 found.insert([UInt8](bytes))
             }
         }
-        return found.count == 1 ? found.first : nil
+        return found.count > 1 ? Self.contradiction : found.first
     }
 
     /// Every value of `name` (lower-case), in arrival order.
