@@ -56,11 +56,6 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// records and in records of the first format, which had one record per file.
     var sequence: UInt64?
 
-    /// Whether `mirror` is the URL that served the bytes. Only a URL with no secret can be: two
-    /// URLs that differ only in a secret (`?key=A`, `?key=B`) are stored alike and may name two
-    /// files, so a partial of such a URL moves on only with a pin (DESIGN.md, "Mirrors").
-    func names(_ mirror: HTTPURL) -> Bool { self.url == mirror.text }
-
     /// Bytes of `<dest>.part` before an offset that ``tailDigest`` covers: 64 KiB, or all of them.
     static func tailLength(before offset: Int64) -> Int64 { min(offset, 64 * 1024) }
 

@@ -73,3 +73,10 @@ enum ResumeDecision: Hashable, Sendable {
         return .resume(from: checkpoint.offset)
     }
 }
+
+extension Checkpoint {
+    /// Whether `mirror` is the URL that served the bytes. Only a URL with no secret can be: two
+    /// URLs that differ only in a secret (`?key=A`, `?key=B`) are stored alike and may name two
+    /// files, so a partial of such a URL moves on only with a pin (DESIGN.md, "Mirrors").
+    func names(_ mirror: HTTPURL) -> Bool { self.url == mirror.text }
+}

@@ -48,9 +48,4 @@ extension ResponseHead {
         }
         return found.count > 1 ? Self.contradiction : found.first
     }
-
-    /// Every value of `name` (lower-case), in arrival order.
-    func values(_ name: String) -> [String] {
-        self.fields.filter { $0.name == name }.map(\.value)
-    }
 }

@@ -32,6 +32,11 @@ struct ResponseHead: Sendable {
         self.fields.append((name, String(line[line.index(after: colon)...].trimmingWhitespace())))
     }
 
+    /// Every value of `name` (lower-case), in arrival order.
+    func values(_ name: String) -> [String] {
+        self.fields.filter { $0.name == name }.map(\.value)
+    }
+
     /// The first value of `name` (lower-case), or `nil`.
     func value(_ name: String) -> String? {
         self.fields.first(where: { $0.name == name })?.value
