@@ -115,4 +115,48 @@ extension OutsiderFindings12Tests {
         #expect(error?.code == .usage)
         #expect(error?.message.hasPrefix("--base-url goes with -i FILE") == true, "\(error?.message ?? "")")
     }
+
+    /// Third outsider pass, finding 1: after a pinned cross-mirror resume, the checkpoint named
+    /// the second mirror and its ETag for every byte; a later run without a pin resumed there
+    /// with `If-Range` and committed A's first bytes with B's last, exit 0.
+    @Test func `a partial of two mirrors' bytes resumes only with a pin`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { first in
+            try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { second in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    first.enqueueFaults(TestFaults(closeAfterBodyBytes: 100_000))
+                    second.enqueueFaults(TestFaults(closeAfterBodyBytes: 50_000))
+                    let pinned = await runCLI(
+                        Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, first.url(), second.url()]
+                    )
+                    #expect(pinned.status == 4, "\(pinned.standardError)")
+                    #expect(second.getRequests.first?.header("Range") == "bytes=100000-")
+                    let unpinned = await runCLI(Self.quiet + ["-o", output, second.url()])
+                    #expect(unpinned.status == 0, "\(unpinned.standardError)")
+                    #expect(unpinned.int("resumed_from") == 0)
+                    #expect(second.getRequests.last?.header("Range") == nil)
+                    #expect(Self.holds(output, Fixtures.b))
+                }
+            }
+        }
+    }
+
+    /// Third outsider pass, finding 2: a pinned prefix from a lying mirror, continued on the one
+    /// listed mirror that has the file, ended every rerun with exit 9, blaming that mirror.
+    @Test func `a wrong prefix from a mirror no longer listed is replaced from byte 0`() async throws {
+        try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    lying.enqueueFaults(TestFaults(closeAfterBodyBytes: 100_000))
+                    let pin = ["--sha256", Fixtures.sha256A]
+                    #expect(await runCLI(Self.quiet + pin + ["-o", output, lying.url()]).status == 4)
+                    let run = await runCLI(Self.quiet + pin + ["-o", output, good.url()])
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(good.getRequests.map { $0.header("Range") } == ["bytes=100000-", nil])
+                    #expect(Self.holds(output, Fixtures.a))
+                }
+            }
+        }
+    }
 }

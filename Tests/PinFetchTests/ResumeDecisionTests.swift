@@ -313,4 +313,29 @@ struct ResumeDecisionTests {
         #expect(decide(Probe(length: 999, validator: Self.strong), pinned: true) == .startOver(.lengthChanged))
         #expect(decide(Probe(length: 400, validator: Self.strong), pinned: true) == .startOver(.lengthChanged))
     }
+
+    /// A checkpoint of bytes from two mirrors (a pinned cross-mirror resume) names the last one,
+    /// whose validator vouches only for its own bytes: only a pin may resume it.
+    @Test func `a partial of two mirrors' bytes is resumed only with a pin`() throws {
+        var checkpoint = Self.checkpoint()
+        checkpoint.mixedSources = true
+        let decoded = try #require(Checkpoint(decoding: checkpoint.encoded()))
+        #expect(decoded.mixedSources == true)
+        let url = try HTTPURL(Self.url)
+        let probe = Probe(length: 1000, validator: Self.strong)
+        #expect(
+            ResumeDecision.decide(checkpoint: decoded, partialSize: 400, url: url, algorithm: .sha256, probe: probe)
+                == .startOver(.mixedSources)
+        )
+        #expect(
+            ResumeDecision.decide(
+                checkpoint: decoded,
+                partialSize: 400,
+                url: url,
+                algorithm: .sha256,
+                probe: probe,
+                pinned: true
+            ) == .resume(from: 400)
+        )
+    }
 }

@@ -32,6 +32,9 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// The mirror that served the bytes (the URL asked for, before redirects), without its
     /// secrets (``HTTPURL/redacted``): nothing derived from a secret is written to a sidecar.
     var url: String
+    /// `true` when the bytes came from more than one mirror (a pinned cross-mirror resume):
+    /// `validator` is the last one's, and only a pin can vouch for them all; `nil` otherwise.
+    var mixedSources: Bool?
     /// The representation's validator when the partial was written.
     var validator: Validator
     /// The representation's length in bytes, when the server said it.
@@ -94,7 +97,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
+        case url, mixedSources, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
         case partialIdentity, tailDigest, sequence
     }
 
@@ -127,6 +130,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.url = try container.decode(String.self, forKey: .url)
+        self.mixedSources = try container.decodeIfPresent(Bool.self, forKey: .mixedSources)
         self.validator = try container.decode(Validator.self, forKey: .validator)
         self.totalLength = try container.decodeIfPresent(Int64.self, forKey: .totalLength)
         self.offset = try container.decode(Int64.self, forKey: .offset)
@@ -155,6 +159,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.url, forKey: .url)
+        try container.encodeIfPresent(self.mixedSources, forKey: .mixedSources)
         try container.encode(self.validator, forKey: .validator)
         try container.encodeIfPresent(self.totalLength, forKey: .totalLength)
         try container.encode(self.offset, forKey: .offset)

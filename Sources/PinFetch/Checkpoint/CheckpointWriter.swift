@@ -34,7 +34,7 @@ final class CheckpointWriter: Sendable {
     ///   - durableOffset: Bytes already covered by a durable checkpoint on disk.
     init?(path: String, partial: PartialFile, state: PartialState, source: String, durableOffset: Int64) {
         guard let validator = state.validator else { return nil }
-        let record = Checkpoint(
+        var record = Checkpoint(
             url: Redaction.url(source),
             validator: validator,
             totalLength: state.totalLength,
@@ -44,6 +44,7 @@ final class CheckpointWriter: Sendable {
             hashStateSize: RunningDigest.stateSize(of: state.algorithm),
             libraryVersion: RunningDigest.libraryVersion
         )
+        record.mixedSources = state.mixedSources ? true : nil
         // The largest record this writer will produce: full state, identity, tail and sequence.
         var largest = record
         largest.offset = .max

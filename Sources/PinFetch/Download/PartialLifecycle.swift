@@ -13,6 +13,7 @@ extension Download {
         self.state.offset = checkpoint.offset
         self.state.validator = checkpoint.validator
         self.state.source = checkpoint.url
+        self.state.mixedSources = checkpoint.mixedSources ?? false
         self.state.totalLength = checkpoint.totalLength
         self.state.resumable = true
         self.state.spliced = true
@@ -86,6 +87,7 @@ extension Download {
         self.state.noteServerDigest(from: head, wholeContent: false)
         if self.state.crossMirror {
             if self.handOver == nil, self.state.offset > 0 { self.handOver = self.handOverPoint() }
+            self.state.mixedSources = true
             // From now on the partial continues this mirror's representation; the pin decides.
             self.state.crossMirror = false
             self.state.validator = head.validator

@@ -23,6 +23,9 @@ struct PartialState: Sendable {
     /// The partial came from another mirror: ask for the rest with `Range` and no `If-Range`; only
     /// done with a pin, which decides at the end (DESIGN.md, "Mirrors").
     var crossMirror = false
+    /// The partial holds bytes of more than one mirror (a pinned cross-mirror resume): no
+    /// validator vouches for all of them, only a pin can (its checkpoint says so).
+    var mixedSources = false
     /// Bytes of an earlier run's partial that this run kept.
     var resumedFrom: Int64 = 0
     /// The server's digest of the representation for ``algorithm`` and the field it came in.

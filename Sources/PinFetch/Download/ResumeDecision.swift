@@ -17,6 +17,7 @@ enum ResumeDecision: Hashable, Sendable {
         case lengthChanged = "the remote length changed"
         case localLarger = "the partial is larger than the remote file"
         case validatorAppeared = "the server now sends a validator the partial was saved without"
+        case mixedSources = "the partial holds bytes of two mirrors, and only a pin vouches for those"
     }
 
     /// Remove `.part` and the checkpoint; download from byte 0.
@@ -44,6 +45,7 @@ enum ResumeDecision: Hashable, Sendable {
         // validator says nothing about it, so only its length is compared.
         let sameSource = checkpoint.names(url)
         guard sameSource || pinned else { return .startOver(.differentURL) }
+        guard checkpoint.mixedSources != true || pinned else { return .startOver(.mixedSources) }
         guard checkpoint.algorithm == algorithm else { return .startOver(.differentAlgorithm) }
         // No validator at all: only a pin makes the bytes safe to continue (a weak one says they may differ).
         let unvalidated = checkpoint.validator.isAbsent

@@ -7,7 +7,7 @@ extension Download {
     ///   other bytes; the last failure when the mirrors left fail otherwise.
     func verifyAndCommit() throws(PinFetchError) -> [UInt8] {
         var startedOverAfterMismatch = false
-        var wentBackToHandOver = false
+        var tailMismatches = Set<Int>()  // mirrors whose bytes after another mirror's prefix mismatched
         var deliveredOtherBytes = Set<Int>()  // mirrors whose download from byte 0 mismatched the pin
         while true {
             let digest = self.digest.finalize()
@@ -18,11 +18,26 @@ extension Download {
             }
             if self.attempts > 0 { self.note(self.mirrorIndex, "mismatch") }
             // The tail another mirror appended does not match: its bytes go, the prefix its own
-            // mirror vouched for (a strong validator) stays, and is continued there.
-            if let point = self.handOver, !wentBackToHandOver {
-                wentBackToHandOver = true
-                deliveredOtherBytes.insert(self.mirrorIndex)
-                try self.goBack(to: point, mismatch: mismatch, excluding: deliveredOtherBytes)
+            // mirror vouched for (a strong validator) stays, and is continued there, or on a
+            // listed mirror whose tail was not tried yet.
+            if let point = self.handOver {
+                tailMismatches.insert(self.mirrorIndex)
+                if try self.goBack(to: point, mismatch: mismatch, excluding: tailMismatches) { continue }
+                // Every listed mirror disagrees with a prefix whose own mirror is not listed: the
+                // prefix is the suspect. From byte 0; it stays until an answer replaces it.
+                self.report(
+                    .restarted(
+                        path: self.destination,
+                        reason: "\(mismatch) after every listed mirror's bytes past byte \(point.offset), "
+                            + "which came from a mirror not listed here"
+                    )
+                )
+                startedOverAfterMismatch = true
+                self.restarts += 1
+                self.restartPending = true
+                self.state.crossMirror = true  // no listed mirror's validator describes these bytes
+                self.mirrorIndex = 0
+                try self.download()
                 continue
             }
             // A spliced partial that mismatches may hold bytes of two representations: one
@@ -91,16 +106,25 @@ extension Download {
             validator: self.state.validator,
             source: self.state.source,
             totalLength: self.state.totalLength,
-            resumable: self.state.resumable
+            resumable: self.state.resumable,
+            mixedSources: self.state.mixedSources
         )
     }
 
     /// Cuts the partial back to `point` (the bytes before another mirror's tail), checkpoints
     /// it for its own mirror and downloads the rest there, or on another mirror not in
     /// `excluded` when its own is not in this run's list.
+    /// - Returns: `false` when its own mirror is not listed and every listed one is excluded:
+    ///   nothing was downloaded, the partial stands at `point`.
     /// - Throws: the download's failure (the partial kept at `point`, exit 4 for a network
-    ///   failure); ``PinFetchError/Code/digestMismatch`` when no mirror is left to ask.
-    private func goBack(to point: HandOver, mismatch: String, excluding excluded: Set<Int>) throws(PinFetchError) {
+    ///   failure).
+    private func goBack(
+        to point: HandOver,
+        mismatch: String,
+        excluding excluded: Set<Int>
+    ) throws(PinFetchError)
+        -> Bool
+    {
         guard let partial = self.partial,
             let digest = RunningDigest(
                 algorithm: self.state.algorithm,
@@ -115,6 +139,7 @@ extension Download {
         self.state.source = point.source
         self.state.totalLength = point.totalLength
         self.state.resumable = point.resumable
+        self.state.mixedSources = point.mixedSources
         self.state.serverDigest = nil
         self.crossCheck = nil
         self.handOver = nil
@@ -126,10 +151,11 @@ extension Download {
         self.decide(
             "\(mismatch) (from \(self.currentLabel)): back to byte \(point.offset), the bytes its own mirror served"
         )
-        guard let next else { throw PinFetchError(.digestMismatch, "\(mismatch) (from \(self.currentLabel))") }
+        guard let next else { return false }
         self.state.crossMirror = own == nil
         self.mirrorIndex = next
         try self.download(excluding: excluded)
+        return true
     }
 
     /// Why `digest` is not acceptable, or `nil`: it must equal the pin, the server's own
@@ -174,4 +200,5 @@ struct HandOver {
     var source: String?
     var totalLength: Int64?
     var resumable: Bool
+    var mixedSources: Bool
 }
