@@ -213,6 +213,12 @@ extension Arguments {
         let afterScheme = value.firstRange(of: "://").map { value[$0.upperBound...] } ?? Substring(value)
         let authority = afterScheme.prefix { $0 != "/" }
         let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        if authority.filter({ $0 == "@" }).count > 1 {
+            throw PinFetchError(
+                .usage,
+                "\(label): \(SafeFileName.quoted(shown)) holds '@' in its credentials (percent-encode it as %40)"
+            )
+        }
         let port =
             hostPort.hasPrefix("[")
             ? hostPort.split(separator: "]").last.map { $0.dropFirst() }

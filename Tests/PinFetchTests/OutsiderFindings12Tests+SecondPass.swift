@@ -116,6 +116,15 @@ extension OutsiderFindings12Tests {
         #expect(error?.message.hasPrefix("--base-url goes with -i FILE") == true, "\(error?.message ?? "")")
     }
 
+    /// Third outsider pass, finding 5: libcurl refuses a raw `@` in a proxy password, which was
+    /// then a network failure retried with back-off.
+    @Test(arguments: ["http://user:p@ss@127.0.0.1:3128", "user:p@ss@127.0.0.1:3128"])
+    func `a proxy with a raw @ in its password is bad input`(proxy: String) async {
+        let run = await runCLI(Self.quiet + ["--proxy", proxy, "-o", "/nonexistent/x", "http://127.0.0.1:9/x"])
+        #expect(run.status == 2, "\(run.standardError)")
+        #expect(run.standardError.contains("%40") && !run.standardError.contains("p@ss"), "\(run.standardError)")
+    }
+
     /// Third outsider pass, finding 1: after a pinned cross-mirror resume, the checkpoint named
     /// the second mirror and its ETag for every byte; a later run without a pin resumed there
     /// with `If-Range` and committed A's first bytes with B's last, exit 0.
