@@ -12,11 +12,20 @@ extension OutsiderFindings12Tests {
         "oauth_token", "accessToken", "x-oss-signature", "q-signature", "X-Tos-Signature", "hdnts", "auth_key",
         "pwd", "pass", "passwd", "dl_token", "otp", "X-Amz-Signature", "sig", "key", "access_token", "apiKey",
         "X-Goog-Credential", "client_secret", "Signature", "se%63ret",
+        // Third pass, finding 6: nginx secure_link, CDN signing.
+        "md5", "sign", "hash", "verify", "st",
     ])
     func `signing and token query values are hidden`(name: String) {
         let shown = Redaction.url("https://h.test/f?v=1&\(name)=SECRETVALUE&file=a.tar.gz")
         #expect(!shown.contains("SECRETVALUE"), "\(shown)")
         #expect(shown.hasPrefix("https://h.test/f?v=1&") && shown.hasSuffix("=***&file=a.tar.gz"), "\(shown)")
+    }
+
+    /// Third outsider pass, finding 6: `#access_token=…` (OAuth's implicit flow) was shown by
+    /// `--dry-run` and in `-v` `Location` lines.
+    @Test func `secret values in a fragment are hidden too, a pin in it is not`() {
+        let url = "https://h.test/cb?v=1#access_token=SECRETVALUE&state=2&sha256=ab"
+        #expect(Redaction.url(url) == "https://h.test/cb?v=1#access_token=***&state=2&sha256=ab")
     }
 
     @Test func `ordinary query values stay shown`() {

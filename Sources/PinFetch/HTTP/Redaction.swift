@@ -6,10 +6,10 @@ import FoundationEssentials
 @_spi(CLI) public enum Redaction {
     /// `url` with the password of its user information (`http://user:***@host/path`), a user
     /// name given alone (`http://***@host/`: often a token), and the values of well-known
-    /// signing and token query parameters (``secretQueryNames``: `?X-Amz-Signature=***`)
-    /// replaced. Other query parameters are shown as they are. Works on any `scheme://` URL,
-    /// proxy URLs included. Parameters are split on `&` and `;`; a name counts once decoded,
-    /// lower-cased, trimmed and without a trailing `[]`.
+    /// signing and token parameters (``isSecretName(_:)``: `?X-Amz-Signature=***`) replaced, in
+    /// the query and in the fragment (`#access_token=***`). Other parameters are shown as they
+    /// are. Works on any `scheme://` URL, proxy URLs included. Parameters are split on `&` and
+    /// `;`.
     public static func url(_ url: String) -> String {
         var text = url
         if let slashes = text.firstRange(of: "://") {
@@ -24,13 +24,23 @@ import FoundationEssentials
                 }
             }
         }
-        guard let question = text.firstIndex(of: "?") else { return text }
-        let end = text[question...].firstIndex(of: "#") ?? text.endIndex
+        // The query's parameters, then the fragment's (`#access_token=…`, OAuth's implicit flow).
+        let hash = text.firstIndex(of: "#") ?? text.endIndex
+        var shown = String(text[..<hash])
+        if let question = shown.firstIndex(of: "?") {
+            shown = String(shown[...question]) + Self.hidingValues(shown[shown.index(after: question)...])
+        }
+        guard hash < text.endIndex else { return shown }
+        return shown + "#" + Self.hidingValues(text[text.index(after: hash)...])
+    }
+
+    /// `parameters` (`a=1&b=2`, split on `&` and `;`) with the values of secret ones as `***`.
+    private static func hidingValues(_ parameters: Substring) -> String {
         var result = ""
         var name = ""
         var inValue = false
         var hiding = false
-        for character in text[text.index(after: question)..<end] {
+        for character in parameters {
             if character == "&" || character == ";" {
                 result.append(character)
                 name = ""
@@ -48,7 +58,7 @@ import FoundationEssentials
                 result.append(character)
             }
         }
-        return String(text[...question]) + result + text[end...]
+        return result
     }
 
     /// `text` (a library's error message, say) with every `scheme://…` in it redacted as
@@ -118,11 +128,12 @@ import FoundationEssentials
 
     /// Query parameter names whose values are credentials, as ``isSecretName(_:)`` compares
     /// them: AWS S3 and Google Cloud Storage signed URLs (`X-Amz-Credential`), Azure SAS
-    /// (`sig`), CloudFront (`Policy`, `Key-Pair-Id`), Akamai (`hdnts`), one-time codes, and
-    /// passwords.
+    /// (`sig`), CloudFront (`Policy`, `Key-Pair-Id`), Akamai (`hdnts`), nginx `secure_link`
+    /// (`md5`, `st`), CDN signing (`sign`, `hash`, `verify`), one-time codes, and passwords.
     static let secretQueryNames: Set<String> = [
         "xamzcredential", "xgooglecredential", "xgoogcredential", "policy", "keypairid", "code", "otp", "hdnts",
-        "hdnea", "pass", "passwd", "pwd", "jwt", "sid", "session", "sessionid", "ticket", "hmac",
+        "hdnea", "pass", "passwd", "pwd", "jwt", "sid", "session", "sessionid", "ticket", "hmac", "md5", "sign",
+        "hash", "verify", "st",
     ]
 
     /// Words that make a query parameter's value a credential wherever they stand in its name.
