@@ -75,12 +75,12 @@ struct OutsiderFindings11Tests {
                 let output = "\(directory)/o"
                 #expect(truncate(output, 0) != 0 || true)
                 FileManager.default.createFile(atPath: output, contents: nil)
-                #expect(truncate(output, 16 << 30) == 0)  // sparse: hashing it takes many seconds
+                #expect(truncate(output, 64 << 30) == 0)  // sparse: hashing it all takes most of a minute
                 let started = ContinuousClock.now
                 let run = await runCLI(
                     Self.quiet + ["--max-time", "0.5", "--sha256", Fixtures.sha256A, "-o", output, server.url()]
                 )
-                #expect(ContinuousClock.now - started < .seconds(8))
+                #expect(ContinuousClock.now - started < .seconds(15))  // a loaded 2-core CI machine, with margin
                 #expect(run.status == 4, "\(run.standardError)")
                 #expect(run.standardError.contains("--max-time"))
             }
