@@ -88,7 +88,12 @@ final class Benchmark {
     /// Runs the selected cases; the work directory is cleaned up whatever happens.
     func run() throws(BenchError) {
         let madePaths =
-            self.createdRoot ? [self.root] : [self.www, self.out, self.lists, self.logs, self.root + "/nginx"]
+            self.createdRoot
+            ? [self.root]
+            : [
+                self.www, self.out, self.lists, self.logs, self.root + "/nginx", self.root + "/nginx-h2",
+                self.root + "/tls",
+            ]
         if !self.options.keep { ChildRegistry.shared.setRemoveOnSignal(madePaths) }
         self.signalSources = ChildRegistry.shared.installSignalHandlers()
         defer {
@@ -109,6 +114,7 @@ final class Benchmark {
         if cases.contains(5) { self.reportCPU() }
         if cases.contains(6) { try self.caseKillResume() }
         if cases.contains(7) { try self.caseStartup() }
+        if cases.contains(8) { try self.caseRoundTrip() }
         print("## Targets\n")
         print("Ratios are medians of per-round ratios (each pinfetch run against its comparison of the same round).\n")
         for target in self.targets.sorted(by: { $0.name < $1.name }) { print("    " + target.line) }
@@ -139,7 +145,7 @@ final class Benchmark {
             guard !needed else { throw BenchError("\(name) is not on PATH: apt-get install \(package)") }
             return name
         }
-        let comparing = !cases.isDisjoint(with: [1, 4, 7])
+        let comparing = !cases.isDisjoint(with: [1, 4, 7, 8])
         return Tools(
             pinfetch: pinfetch,
             measureHelper: measureHelper,
@@ -152,7 +158,7 @@ final class Benchmark {
 
     var needsBig: Bool { !self.options.cases.isDisjoint(with: [1, 2, 3, 5]) }
     var needsLarge: Bool { self.options.cases.contains(3) }
-    var needsMany: Bool { self.options.cases.contains(4) }
+    var needsMany: Bool { !self.options.cases.isDisjoint(with: [4, 8]) }
     var needsKill: Bool { self.options.cases.contains(6) }
 
     /// Checks the disk, makes the files, hashes and pre-warms them, starts nginx.

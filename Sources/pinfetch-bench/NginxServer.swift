@@ -18,9 +18,20 @@ final class NginxServer {
     /// `http://127.0.0.1:<port>`
     var baseURL: String { "http://127.0.0.1:\(self.port)" }
 
+    /// The certificate and key of an HTTPS server (HTTP/2 offered by ALPN), PEM files.
+    struct TLS {
+        var certificate: String
+        var key: String
+    }
+
+    /// `access.log` in the server's directory: one line per request, the number of the TCP
+    /// connection it came on (`$connection`); only with ``TLS`` (case 8 counts connections).
+    var accessLog: String { self.directory + "/access.log" }
+
     /// Writes the configuration into `directory`, starts nginx and waits until it accepts.
+    /// With `tls`, it speaks HTTPS with HTTP/2 and logs each request's connection number.
     /// - Throws: ``BenchError`` when nginx exits or does not accept within 10 seconds.
-    init(root: String, directory: String, slowAfter: Int) throws(BenchError) {
+    init(root: String, directory: String, slowAfter: Int, tls: TLS? = nil) throws(BenchError) {
         self.directory = directory
         let modules = (try? ChildProcess.output(of: Command(Self.executable, ["-V"])).text) ?? ""
         var lastError = ""
@@ -31,7 +42,8 @@ final class NginxServer {
                 directory: directory,
                 port: port,
                 slowAfter: slowAfter,
-                modules: modules
+                modules: modules,
+                tls: tls
             )
             let configPath = directory + "/nginx.conf"
             let errorLog = directory + "/error.log"
@@ -82,8 +94,22 @@ final class NginxServer {
         directory: String,
         port: UInt16,
         slowAfter: Int,
-        modules: String
+        modules: String,
+        tls: TLS?
     ) -> String {
+        let listen =
+            tls.map {
+                """
+                listen 127.0.0.1:\(port) ssl http2;
+                        ssl_certificate \($0.certificate);
+                        ssl_certificate_key \($0.key);
+                        http2_max_concurrent_streams 128;
+                """
+            } ?? "listen 127.0.0.1:\(port);"
+        let log =
+            tls == nil
+            ? "access_log off;"
+            : "log_format connection '$connection';\n    access_log \(directory)/access.log connection;"
         var temporaryPaths = ["client_body_temp_path \(directory)/client_body;"]
         for module in ["proxy", "fastcgi", "uwsgi", "scgi"] where !modules.contains("--without-http_\(module)_module") {
             temporaryPaths.append("\(module)_temp_path \(directory)/\(module);")
@@ -101,7 +127,7 @@ final class NginxServer {
             }
 
             http {
-                access_log off;
+                \(log)
                 default_type application/octet-stream;
                 sendfile on;
                 tcp_nopush on;
@@ -119,7 +145,7 @@ final class NginxServer {
                 }
 
                 server {
-                    listen 127.0.0.1:\(port);
+                    \(listen)
                     root \(root);
 
                     location / {
