@@ -283,12 +283,9 @@ enum FileSystem {
     }
 
     /// `fsync` of the directory holding `path`, so a name created or renamed there is durable.
+    /// Concurrent calls for one directory share `fsync`s (``DirectorySync``).
     static func synchronizeDirectory(of path: String) throws(PinFetchError) {
-        let directory = Self.directory(of: path)
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw Self.error("cannot open directory", directory) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw Self.error("cannot fsync directory", directory) }
+        try DirectorySync.shared.synchronize(Self.directory(of: path))
     }
 
     /// The directory part of `path` (`.` for a bare name).
