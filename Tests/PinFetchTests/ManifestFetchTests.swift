@@ -208,4 +208,24 @@ struct ManifestFetchTests {
             }
         }
     }
+
+    /// Issue 13, point 3: no request that is not needed. A pinned batch whose every file is
+    /// already complete is verified from disk, with no request at all.
+    @Test func `a pinned batch rerun where every file is complete makes no request`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                let lines = (1...6).map { "\(server.url("/f\($0)")) sha256:\(Fixtures.sha256(Self.body($0))) f\($0)" }
+                try self.write(lines, to: "\(directory)/manifest")
+                let arguments = Self.quiet + ["-j", "3", "-P", "\(directory)/out", "-i", "\(directory)/manifest"]
+                let first = await runCLI(arguments)
+                #expect(first.status == 0, "\(first.standardError)")
+                #expect(server.requests.count == 6)
+                let again = await runCLI(arguments)
+                #expect(again.status == 0, "\(again.standardError)")
+                #expect(again.lines.map { $0["status"] as? String } == Array(repeating: "already-complete", count: 6))
+                #expect(server.requests.count == 6)  // none more
+            }
+        }
+    }
 }
