@@ -7,31 +7,11 @@ extension Benchmark {
     func caseManyFiles() throws(BenchError) {
         let count = self.options.files
         let directory = self.out + "/many"
-        var manifest = ""
-        var ariaList = ""
-        var curlConfig = ""
-        for index in 0..<count {
-            let name = self.manyName(index)
-            let url = self.url("/many/" + name)
-            let digest = self.manyDigests[index]
-            manifest += "\(url) sha256:\(digest) \(name)\n"
-            ariaList += "\(url)\n  out=\(name)\n  checksum=sha-256=\(digest)\n"
-            curlConfig += "url = \"\(url)\"\noutput = \"\(directory)/\(name)\"\n"
-        }
-        let manifestPath = self.lists + "/manifest.txt"
-        let ariaPath = self.lists + "/aria2c.txt"
-        let curlPath = self.lists + "/curl.config"
-        try FileTools.writeText(manifest, to: manifestPath)
-        try FileTools.writeText(ariaList, to: ariaPath)
-        try FileTools.writeText(curlConfig, to: curlPath)
-        let bytes = self.smallBytes
-        let verifyDirectory = { (name: String) throws(BenchError) in
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            let complete = names.filter { FileTools.size(of: directory + "/" + $0) == bytes }.count
-            guard complete == count else {
-                throw BenchError("\(name) left \(complete) complete files of \(count) in \(directory)")
-            }
-        }
+        let lists = try self.writeManyLists(base: self.server?.baseURL ?? "", directory: directory, prefix: "")
+        let manifestPath = lists.manifest
+        let ariaPath = lists.aria2c
+        let curlPath = lists.curl
+        let verifyDirectory = { (name: String) throws(BenchError) in try self.expectManyFiles(in: directory, by: name) }
         let pinfetch = self.pinfetch("case4-pinfetch", ["-j", "8", "-P", directory, "-i", manifestPath])
         var contenders = [
             Contender(name: "pinfetch -j 8 -i", command: pinfetch, outputs: [directory]) { _ throws(BenchError) in
@@ -89,5 +69,46 @@ extension Benchmark {
                 passed: ratio >= 1.0
             )
         )
+    }
+
+    /// The three list files of the many-files cases (4 and 8), naming `count` files under
+    /// `base` + `/many/` with their pins, saved into `directory`: pinfetch's manifest, aria2c's
+    /// input file and curl's config, written under `lists` with `prefix` before their names.
+    func writeManyLists(
+        base: String,
+        directory: String,
+        prefix: String
+    ) throws(BenchError) -> (
+        manifest: String, aria2c: String, curl: String
+    ) {
+        var manifest = ""
+        var ariaList = ""
+        var curlConfig = ""
+        for index in 0..<self.options.files {
+            let name = self.manyName(index)
+            let url = base + "/many/" + name
+            let digest = self.manyDigests[index]
+            manifest += "\(url) sha256:\(digest) \(name)\n"
+            ariaList += "\(url)\n  out=\(name)\n  checksum=sha-256=\(digest)\n"
+            curlConfig += "url = \"\(url)\"\noutput = \"\(directory)/\(name)\"\n"
+        }
+        let paths = (
+            manifest: self.lists + "/\(prefix)manifest.txt", aria2c: self.lists + "/\(prefix)aria2c.txt",
+            curl: self.lists + "/\(prefix)curl.config"
+        )
+        try FileTools.writeText(manifest, to: paths.manifest)
+        try FileTools.writeText(ariaList, to: paths.aria2c)
+        try FileTools.writeText(curlConfig, to: paths.curl)
+        return paths
+    }
+
+    /// Fails unless `directory` holds every file of the many-files cases, complete.
+    func expectManyFiles(in directory: String, by name: String) throws(BenchError) {
+        let count = self.options.files
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let complete = names.filter { FileTools.size(of: directory + "/" + $0) == self.smallBytes }.count
+        guard complete == count else {
+            throw BenchError("\(name) left \(complete) complete files of \(count) in \(directory)")
+        }
     }
 }

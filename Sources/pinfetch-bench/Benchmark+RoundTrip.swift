@@ -24,31 +24,11 @@ extension Benchmark {
         defer { relay.stop() }
         let base = "https://127.0.0.1:\(relay.port)"
         let directory = self.out + "/rtt"
-        var manifest = ""
-        var ariaList = ""
-        var curlConfig = ""
-        for index in 0..<count {
-            let name = self.manyName(index)
-            let url = base + "/many/" + name
-            let digest = self.manyDigests[index]
-            manifest += "\(url) sha256:\(digest) \(name)\n"
-            ariaList += "\(url)\n  out=\(name)\n  checksum=sha-256=\(digest)\n"
-            curlConfig += "url = \"\(url)\"\noutput = \"\(directory)/\(name)\"\n"
-        }
-        let manifestPath = self.lists + "/rtt-manifest.txt"
-        let ariaPath = self.lists + "/rtt-aria2c.txt"
-        let curlPath = self.lists + "/rtt-curl.config"
-        try FileTools.writeText(manifest, to: manifestPath)
-        try FileTools.writeText(ariaList, to: ariaPath)
-        try FileTools.writeText(curlConfig, to: curlPath)
-        let bytes = self.smallBytes
-        let verifyDirectory = { (name: String) throws(BenchError) in
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            let complete = names.filter { FileTools.size(of: directory + "/" + $0) == bytes }.count
-            guard complete == count else {
-                throw BenchError("\(name) left \(complete) complete files of \(count) in \(directory)")
-            }
-        }
+        let lists = try self.writeManyLists(base: base, directory: directory, prefix: "rtt-")
+        let manifestPath = lists.manifest
+        let ariaPath = lists.aria2c
+        let curlPath = lists.curl
+        let verifyDirectory = { (name: String) throws(BenchError) in try self.expectManyFiles(in: directory, by: name) }
         let pinfetch = self.pinfetch(
             "case8-pinfetch",
             ["-j", "64", "--cacert", authority.certificate, "-P", directory, "-i", manifestPath]
