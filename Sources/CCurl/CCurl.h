@@ -55,6 +55,20 @@ static inline CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, ch
     return curl_easy_getinfo(handle, info, value);
 }
 
+static inline CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+/// The `CURLcode` of a `CURLMSG_DONE` message (`data` is a union Swift cannot read by name).
+static inline CURLcode ccurl_message_result(const CURLMsg *message) {
+    return message->data.result;
+}
+
+/// The value a write callback returns to pause its transfer (a macro Swift cannot import).
+static inline size_t ccurl_write_pause(void) {
+    return CURL_WRITEFUNC_PAUSE;
+}
+
 /// `curl_version_info(CURLVERSION_NOW)`: the macro is not visible to Swift.
 static inline curl_version_info_data *ccurl_version_info(void) {
     return curl_version_info(CURLVERSION_NOW);

@@ -42,9 +42,14 @@ public struct FetchOptions: Sendable {
     /// Longest time for each file's whole fetch in seconds, retries and waits included, or
     /// `nil` for no limit. On expiry the file fails as a network error and its partial is kept.
     public var maximumTime: Double? = nil
-    /// Most body bytes per second received for each transfer (libcurl's
-    /// `CURLOPT_MAX_RECV_SPEED_LARGE`), or `nil` for no limit.
+    /// Most body bytes per second received for each transfer, or `nil` for no limit (kept by
+    /// pinfetch as the body is taken, not by libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE`, which lets
+    /// what already waits in the socket through).
     public var maximumReceiveRate: Int64? = nil
+    /// Connections open to one host at most, for all the transfers of a batch together
+    /// (`CURLMOPT_MAX_HOST_CONNECTIONS`; at least 1). Transfers beyond them wait for one; over
+    /// HTTP/2 they share a connection as streams instead. 8 by default, as browsers.
+    public var maximumConnectionsPerHost = 8
     /// Redirects followed at most per request.
     public var maximumRedirects = 10
     /// Follow a redirect from `https` to `http` (refused by default: exit 7).

@@ -50,8 +50,9 @@ public struct Fetcher: Sendable {
 
     /// Fetches many files, at most `parallelism` at once (DESIGN.md, "Many files").
     ///
-    /// Each of the `parallelism` workers runs on its own thread with one libcurl handle, so files
-    /// fetched in turn by a worker reuse its connections. One failing file does not stop the
+    /// Each of the `parallelism` workers runs on its own thread with one libcurl handle; their
+    /// transfers share one event loop and its connections (``FetchOptions/maximumConnectionsPerHost``
+    /// per host; with HTTP/2 one connection per origin carries them all). One failing file does not stop the
     /// others unless `failFast`: then files not yet started are reported ``FetchResult/Status/skipped``
     /// without a request, as are files not yet started when the task is cancelled.
     ///
@@ -131,6 +132,8 @@ private final class Batch: Sendable {
     private let transport: Result<TransportSettings, PinFetchError>
     /// The batch's destinations, so a server-chosen name never lands on another file of it.
     private let claims: DestinationClaims
+    /// The event loop every transfer of the batch runs on, started by ``start(workers:done:)``.
+    private let engine: Result<TransferEngine, PinFetchError>
 
     init(
         jobs: [FetchJob],
@@ -147,6 +150,12 @@ private final class Batch: Sendable {
         self.transport = Result { () throws(PinFetchError) in try TransportSettings(options) }
         self.state = Mutex(State(results: Array(repeating: nil, count: jobs.count), running: 0))
         self.claims = DestinationClaims(jobs.filter { $0.namingDirectory == nil }.map(\.destination))
+        self.engine =
+            jobs.isEmpty
+            ? .failure(PinFetchError(.generic, "internal: no transfer engine for an empty batch"))
+            : Result { () throws(PinFetchError) in
+                try TransferEngine(maximumConnectionsPerHost: options.maximumConnectionsPerHost)
+            }
     }
 
     func start(workers: Int, done: @escaping @Sendable ([FetchResult]) -> Void) {
@@ -174,17 +183,20 @@ private final class Batch: Sendable {
             }
             self.finish(index, result)
         }
+        easy = nil  // freed before the engine stops
         let results: [FetchResult]? = self.state.withLock { state in
             state.running -= 1
             guard state.running == 0 else { return nil }
             return state.results.map { $0! }
         }
-        if let results { self.state.withLock { $0.done }?(results) }
+        guard let results else { return }
+        try? self.engine.get().stop()
+        self.state.withLock { $0.done }?(results)
     }
 
     private func fetch(_ job: FetchJob, easy: inout EasyHandle?) -> FetchResult {
         do throws(PinFetchError) {
-            if easy == nil { easy = try EasyHandle() }
+            if easy == nil { easy = try EasyHandle(engine: try self.engine.get()) }
             let handle = easy!
             let download = try Download(
                 job,

@@ -113,14 +113,16 @@ private final class RecordingDelegate: TransferDelegate {
     }
 }
 
-/// Performs `requests` one after another on one new ``EasyHandle``, on a thread of its own
-/// (`curl_easy_perform` blocks, so it stays off the cooperative pool).
+/// Performs `requests` one after another on one new ``EasyHandle`` and engine, on a thread of its
+/// own (``EasyHandle/perform(_:delegate:)`` blocks, so it stays off the cooperative pool).
 private func performInTurn(_ requests: [TransferRequest]) async throws -> [Seen] {
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Seen], any Error>) in
         Thread.detachNewThread {
             continuation.resume(
                 with: Result {
-                    let easy = try EasyHandle()
+                    let engine = try TransferEngine(maximumConnectionsPerHost: 8)
+                    defer { engine.stop() }
+                    let easy = try EasyHandle(engine: engine)
                     var seen: [Seen] = []
                     for request in requests {
                         let delegate = RecordingDelegate()

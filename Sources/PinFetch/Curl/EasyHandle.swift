@@ -5,172 +5,26 @@ import FoundationEssentials
 /// libcurl's global state, set up once before the first handle (`curl_global_init` is not
 /// thread-safe against other libcurl calls, so it runs in a lazy global's initializer).
 /// libcrypto is initialized first, without its atexit cleanup (``openSSLInitialized``).
-private let curlGlobalInit: CURLcode = openSSLInitialized ? curl_global_init(Int(CURL_GLOBAL_ALL)) : CURLE_FAILED_INIT
+let curlGlobalInit: CURLcode = openSSLInitialized ? curl_global_init(Int(CURL_GLOBAL_ALL)) : CURLE_FAILED_INIT
 
-/// What one request asks of libcurl.
-struct TransferRequest {
-    enum Method { case head, get }
-    var url: String
-    var method: Method
-    /// Complete header lines, `Name: value`.
-    var headers: [String]
-    /// Seconds; `nil` keeps libcurl's default.
-    var connectTimeout: Double?
-    /// Seconds without a new byte before the transfer is abandoned (checked in the progress
-    /// callback, about once a second when idle; `CURLOPT_LOW_SPEED_TIME` averages over ~5 s).
-    var stallTimeout: Double?
-    /// Trust anchors, client certificate, proxy, netrc file, rate limit.
-    var transport = TransportSettings()
-    /// Whether this request may take credentials from the netrc file (it is on its mirror's origin).
-    var netrc = false
-    /// Seconds the whole request may take (`CURLOPT_TIMEOUT_MS`), or `nil` for no limit.
-    var timeout: Double?
-    /// Open a new connection instead of reusing one this handle keeps (`CURLOPT_FRESH_CONNECT`), e.g. to
-    /// retry a protocol failure seen on a reused connection (``TransferOutcome/reusedConnection``). Other
-    /// kept connections stay in the handle.
-    var freshConnection: Bool = false
-}
-
-/// Receives what libcurl reads. Called on the thread that runs ``EasyHandle/perform(_:delegate:)``.
-///
-/// A redirect (301, 302, 303, 307, 308 with a `Location`) is not handed to the subclass: its
-/// target is kept in ``redirectLocation`` and its body is dropped; the caller decides whether to
-/// follow it (libcurl's own following is off, so the caller controls credentials per origin).
-class TransferDelegate {
-    /// The most recent complete response head (the final one once the body starts).
-    private(set) var head: ResponseHead?
-    /// The `Location` of a redirect answer, when the response was one.
-    private(set) var redirectLocation: String?
-    private var building: ResponseHead?
-    private var headDelivered = false
-    /// Set when the transfer was abandoned because no byte came for the stall timeout.
-    private(set) var stalled = false
-    private var stallTimeout: Duration?
-    private var lastReceived: Int64 = -1
-    private var lastChange = ContinuousClock.now
-    /// Bytes per second allowed, and the body bytes and start of this request, for the limit.
-    private var rateLimit: Int64?
-    private var limitedBytes: Int64 = 0
-    private var limitStart = ContinuousClock.now
-    /// When the request must end (`TransferRequest/timeout`): a wait for the rate limit stops
-    /// there (libcurl cannot time out a transfer whose write callback is waiting).
-    private var deadline: ContinuousClock.Instant?
-    /// Set when the rate limit's wait reached ``deadline``.
-    private(set) var timedOut = false
-
-    /// Called once with the final response head, before any body byte (or after the
-    /// transfer when there is no body). Return `false` to abort the transfer.
-    func receive(head: ResponseHead) -> Bool { true }
-    /// Called for each piece of the body. Return `false` to abort the transfer.
-    func receive(body: UnsafeRawBufferPointer) -> Bool { true }
-    /// Called often during the transfer with body bytes received so far in this request.
-    /// Return `false` to abort (`CURLE_ABORTED_BY_CALLBACK`).
-    func progress(received: Int64) -> Bool { true }
-
-    /// Forgets the previous response, before the next hop of a redirect chain.
-    func prepareForNextResponse() {
-        self.head = nil
-        self.redirectLocation = nil
-        self.building = nil
-        self.headDelivered = false
-    }
-
-    /// Starts the stall clock and the rate limit of one request.
-    fileprivate func begin(stallTimeout seconds: Double?, rateLimit: Int64?, timeout: Double?) {
-        self.rateLimit = rateLimit
-        self.timedOut = false
-        self.deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
-        self.limitedBytes = 0
-        self.limitStart = ContinuousClock.now
-        self.stallTimeout = seconds.map { .milliseconds(Int64(($0 * 1000).rounded())) }
-        self.stalled = false
-        self.lastReceived = -1
-        self.lastChange = ContinuousClock.now
-    }
-
-    /// The progress callback: a stall check, then the subclass's ``progress(received:)``.
-    fileprivate func tick(received: Int64) -> Bool {
-        let now = ContinuousClock.now
-        if received != self.lastReceived {
-            self.lastReceived = received
-            self.lastChange = now
-        } else if let limit = self.stallTimeout, now - self.lastChange >= limit {
-            self.stalled = true
-            return false
-        }
-        return self.progress(received: received)
-    }
-
-    fileprivate func headerLine(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
-            self.building = ResponseHead(statusLine: line.trimmingWhitespace())
-        } else if line.trimmingWhitespace().isEmpty {
-            if let done = self.building { self.head = done }
-            self.building = nil
-        } else {
-            self.building?.add(line: line)
-        }
-    }
-
-    fileprivate func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard self.deliverHeadIfNeeded() else { return false }
-        guard self.receive(body: bytes) else { return false }
-        return self.keepToRateLimit(adding: bytes.count)
-    }
-
-    /// With a rate limit, waits (in slices of at most 100 ms, asking ``progress(received:)``
-    /// whether to go on) until the body bytes so far are no more than the limit allows since the
-    /// request began. While this callback waits, libcurl reads nothing, so TCP slows the sender.
-    private func keepToRateLimit(adding count: Int) -> Bool {
-        guard let rate = self.rateLimit, rate > 0 else { return true }
-        self.limitedBytes += Int64(count)
-        let due = self.limitStart + .nanoseconds(self.limitedBytes * 1_000_000_000 / rate)
-        while ContinuousClock.now < due {
-            guard self.progress(received: self.limitedBytes) else { return false }
-            if let deadline = self.deadline, ContinuousClock.now >= deadline {
-                self.timedOut = true
-                return false
-            }
-            let wait = min(due - ContinuousClock.now, .milliseconds(100))
-            if wait > .zero {
-                Threads.sleep(Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds))
-            }
-        }
-        return true
-    }
-
-    /// Delivers the head once; `false` when the delegate refuses it or it is a redirect.
-    fileprivate func deliverHeadIfNeeded() -> Bool {
-        guard !self.headDelivered else { return self.redirectLocation == nil }
-        self.headDelivered = true
-        guard let head = self.head else { return false }  // body before any head: refuse it
-        if [301, 302, 303, 307, 308].contains(head.status), let location = head.value("location"), !location.isEmpty {
-            self.redirectLocation = location
-            return false
-        }
-        return self.receive(head: head)
-    }
-
-    /// `true` once the final head was looked at.
-    var hasDeliveredHead: Bool { self.headDelivered }
-}
-
-/// Owns one libcurl easy handle and frees it once. Connections are kept in the handle between
-/// requests, so a worker that fetches several files in turn reuses them; the connection of a HEAD
-/// is not kept on HTTP/1.x (see ``perform(_:delegate:)``).
+/// Owns one libcurl easy handle and frees it once. Its transfers run on a ``TransferEngine``, whose
+/// connections every handle of a batch shares (the connection of a HEAD is not kept on HTTP/1.x;
+/// see ``perform(_:delegate:)``).
 ///
 /// A class (not `~Copyable`) because a worker hands it to one ``Download`` after another.
 /// `@unchecked Sendable` only so it can be created on one thread and moved to another: libcurl
-/// forbids using a handle from two threads at once, and nothing here does (that includes
+/// forbids using a handle from two threads at once, and nothing here does: options are set while
+/// the handle is not in the engine, and information read after it left (that includes
 /// ``multiplexedOrigins``, only touched inside ``perform(_:delegate:)``).
 final class EasyHandle: @unchecked Sendable {
     private let raw: UnsafeMutableRawPointer  // `CURL` is `typedef void`
+    private let engine: TransferEngine
     /// Origins whose latest answer on this handle came over HTTP/2 or later (`CURLINFO_HTTP_VERSION`):
     /// there a HEAD may leave its connection for the next request.
     private var multiplexedOrigins: Set<String> = []
 
-    init() throws(PinFetchError) {
+    init(engine: TransferEngine) throws(PinFetchError) {
+        self.engine = engine
         guard curlGlobalInit == CURLE_OK else {
             throw PinFetchError(.generic, "curl_global_init failed: \(Self.describe(curlGlobalInit))")
         }
@@ -180,7 +34,8 @@ final class EasyHandle: @unchecked Sendable {
 
     deinit { curl_easy_cleanup(self.raw) }
 
-    /// Runs `request` to completion, feeding `delegate`. Blocks the calling thread.
+    /// Runs `request` to completion on the engine, feeding `delegate` on the calling thread, which
+    /// it blocks.
     ///
     /// HEAD is advisory, and some servers send a body after their answer to it anyway (RFC 9110
     /// §9.3.2 forbids it). libcurl (`CURLOPT_NOBODY`) does not read those bytes and keeps the
@@ -203,7 +58,8 @@ final class EasyHandle: @unchecked Sendable {
             headerList = appended
         }
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        let context = Unmanaged.passUnretained(delegate).toOpaque()
+        let channel = TransferChannel()
+        let context = Unmanaged.passUnretained(channel).toOpaque()
         let raw = self.raw
         let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errorText in
             var setup = CURLE_OK
@@ -234,27 +90,27 @@ final class EasyHandle: @unchecked Sendable {
             set(
                 ccurl_easy_setopt_header_function(raw) { data, size, count, context in
                     guard let data, let context else { return 0 }
-                    let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
-                    delegate.headerLine(UnsafeRawBufferPointer(start: data, count: size * count))
-                    return size * count
+                    let channel = Unmanaged<TransferChannel>.fromOpaque(context).takeUnretainedValue()
+                    return channel.deliverHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+                        ? size * count : 0
                 }
             )
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context))
             set(
                 ccurl_easy_setopt_write_function(raw) { data, size, count, context in
                     guard let data, let context else { return 0 }
-                    let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
-                    let ok = delegate.body(UnsafeRawBufferPointer(start: data, count: size * count))
-                    return ok ? size * count : 0  // anything else than size * count aborts
+                    let channel = Unmanaged<TransferChannel>.fromOpaque(context).takeUnretainedValue()
+                    return channel.deliverBody(UnsafeRawBufferPointer(start: data, count: size * count))
                 }
             )
+            set(ccurl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1))
             set(ccurl_easy_setopt_long(raw, CURLOPT_NOPROGRESS, 0))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_XFERINFODATA, context))
             set(
                 ccurl_easy_setopt_xferinfo_function(raw) { context, _, received, _, _ in
                     guard let context else { return 1 }
-                    let delegate = Unmanaged<TransferDelegate>.fromOpaque(context).takeUnretainedValue()
-                    return delegate.tick(received: Int64(received)) ? 0 : 1
+                    let channel = Unmanaged<TransferChannel>.fromOpaque(context).takeUnretainedValue()
+                    return channel.noteProgress(received: Int64(received)) ? 0 : 1
                 }
             )
             guard setup == CURLE_OK else { return setup }
@@ -263,7 +119,7 @@ final class EasyHandle: @unchecked Sendable {
                 rateLimit: request.transport.maximumReceiveRate,
                 timeout: request.timeout
             )
-            return curl_easy_perform(raw)
+            return self.run(channel, delegate: delegate)
         }
         // No body (HEAD, a 3xx or an empty answer): the head is still looked at.
         if code == CURLE_OK || delegate.head != nil, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
@@ -277,9 +133,6 @@ final class EasyHandle: @unchecked Sendable {
             } else {
                 self.multiplexedOrigins.remove(origin)
             }
-        }
-        if code == CURLE_OK, version != CURL_HTTP_VERSION_NONE, version < CURL_HTTP_VERSION_2_0 {
-            self.closeIfUnread()
         }
         // No new connection (`CURLINFO_NUM_CONNECTS` 0) although a request went out (`CURLINFO_REQUEST_SIZE`
         // > 0; a failed connect sends none): the request used a connection kept from an earlier one.
@@ -344,14 +197,51 @@ final class EasyHandle: @unchecked Sendable {
     /// be taken for the next request's answer. libcurl 7.88 reuses such a connection, and has no
     /// call to close one, so its socket is shut down: the next request sees a dead connection and
     /// libcurl opens a new one (as it does for any kept connection that died).
-    private func closeIfUnread() {
+    ///
+    /// Called by the engine when a transfer of `raw` ended well, before another transfer may take
+    /// its connection; nothing is done for HTTP/2 and later.
+    static func closeIfUnread(_ raw: UnsafeMutableRawPointer) {
+        var version = 0
+        guard ccurl_easy_getinfo_long(raw, CURLINFO_HTTP_VERSION, &version) == CURLE_OK,
+            version != CURL_HTTP_VERSION_NONE, version < CURL_HTTP_VERSION_2_0
+        else { return }
         var socket = CURL_SOCKET_BAD
-        guard ccurl_easy_getinfo_socket(self.raw, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK,
+        guard ccurl_easy_getinfo_socket(raw, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK,
             socket != CURL_SOCKET_BAD
         else { return }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         if poll(&descriptor, 1, 0) > 0, descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
             _ = shutdown(socket, Int32(SHUT_RDWR))
+        }
+    }
+
+    /// Submits the transfer set up on this handle to the engine and feeds `delegate` its events
+    /// until it ends; a `false` from the delegate aborts it (`CURLE_WRITE_ERROR`, as a write
+    /// callback that takes nothing; `CURLE_ABORTED_BY_CALLBACK` from ``TransferDelegate/progress(received:)``).
+    private func run(_ channel: TransferChannel, delegate: TransferDelegate) -> CURLcode {
+        self.engine.submit(self.raw, channel)
+        var abortedWith: CURLcode?
+        func abort(_ code: CURLcode) {
+            guard abortedWith == nil else { return }
+            abortedWith = code
+            channel.abort()
+            self.engine.abort(self.raw, channel)
+        }
+        while true {
+            let batch = channel.take(waitingAtMost: 0.1)
+            for event in batch.events where abortedWith == nil {
+                switch event {
+                case .header(let line):
+                    line.withUnsafeBytes { delegate.headerLine($0) }
+                case .body(let piece):
+                    if !piece.withUnsafeBytes({ delegate.body($0) }) { abort(CURLE_WRITE_ERROR) }
+                }
+            }
+            if let code = batch.finished { return abortedWith ?? code }
+            if abortedWith == nil, batch.received >= 0, !delegate.tick(received: batch.received) {
+                abort(CURLE_ABORTED_BY_CALLBACK)
+            }
+            if batch.resume, abortedWith == nil { self.engine.resume(self.raw, channel) }
         }
     }
 
@@ -379,18 +269,4 @@ final class EasyHandle: @unchecked Sendable {
         default: .other
         }
     }
-}
-
-/// How one libcurl transfer ended.
-struct TransferOutcome {
-    enum Category { case ok, network, tls, protocolViolation, authentication, aborted, other }
-    /// The `CURLcode`.
-    var code: Int
-    /// libcurl's error text (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
-    var message: String
-    var category: Category
-    /// Whether the request went out on a connection kept from an earlier request. A protocol failure
-    /// there may be left over from an earlier answer on that connection (bytes after a HEAD answer),
-    /// so it is worth one retry with ``TransferRequest/freshConnection``.
-    var reusedConnection: Bool = false
 }

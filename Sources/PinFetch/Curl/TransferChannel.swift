@@ -1,0 +1,115 @@
+internal import CCurl
+@preconcurrency import Glibc
+
+/// The hand-over of one transfer between the ``TransferEngine``'s thread, where libcurl's
+/// callbacks run, and the thread waiting in ``EasyHandle/perform(_:delegate:)``, which feeds the
+/// ``TransferDelegate`` (writes, hashes, decides) as it did when it ran libcurl itself.
+///
+/// The engine's callbacks only copy: header lines and body pieces queue here in order. When more
+/// than ``pauseAbove`` bytes wait, the write callback pauses the transfer
+/// (`CURL_WRITEFUNC_PAUSE`: libcurl keeps that piece and stops reading the connection, so TCP or
+/// HTTP/2 flow control slows the sender) and the waiting thread asks the engine to go on once it
+/// took them. So a slow disk, a full hashing pipeline or `--limit-rate` slow one transfer, never
+/// the event loop or the other transfers.
+///
+/// `@unchecked Sendable`: every field is guarded by `condition`.
+final class TransferChannel: @unchecked Sendable {
+    enum Event {
+        /// One header line as libcurl gave it (with its line end).
+        case header([UInt8])
+        /// A piece of the body.
+        case body([UInt8])
+    }
+
+    /// Bytes queued before the transfer is paused.
+    static let pauseAbove = 1 << 20
+
+    private let condition = Condition()
+    private var events: [Event] = []
+    private var queuedBytes = 0
+    private var paused = false
+    private var aborted = false
+    /// Body bytes libcurl reports for the request so far (`dlnow`), or `-1` before its first report.
+    private var received: Int64 = -1
+    /// The transfer's `CURLcode` once libcurl (or the engine) ended it.
+    private var finished: CURLcode?
+
+    // MARK: The engine's side (libcurl's callbacks and the end of the transfer)
+
+    /// Queues a header line; `false` once the transfer was aborted.
+    func deliverHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        guard !self.aborted else { return false }
+        self.events.append(.header(Array(bytes)))
+        self.condition.broadcast()
+        return true
+    }
+
+    /// Queues a piece of the body. Returns what the write callback returns: the count taken,
+    /// `CURL_WRITEFUNC_PAUSE` when enough waits already (libcurl hands the same piece again on
+    /// resuming), or 0 to abort.
+    func deliverBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        guard !self.aborted else { return 0 }
+        if self.queuedBytes >= Self.pauseAbove {
+            self.paused = true
+            return ccurl_write_pause()
+        }
+        self.events.append(.body(Array(bytes)))
+        self.queuedBytes += bytes.count
+        self.condition.broadcast()
+        return bytes.count
+    }
+
+    /// Notes libcurl's count of body bytes; `false` once the transfer was aborted.
+    func noteProgress(received: Int64) -> Bool {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        self.received = received  // read at the waiting thread's next wake-up (at least every 100 ms)
+        return !self.aborted
+    }
+
+    /// Ends the transfer with `code`; the waiting thread returns once it took the queued events.
+    func finish(_ code: CURLcode) {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        if self.finished == nil { self.finished = code }
+        self.condition.broadcast()
+    }
+
+    // MARK: The waiting thread's side
+
+    /// What ``take(waitingAtMost:)`` hands over.
+    struct Batch {
+        var events: [Event]
+        /// libcurl's count of body bytes, or `-1` before its first report.
+        var received: Int64
+        /// Set once the transfer ended (after its last event).
+        var finished: CURLcode?
+        /// Set when the transfer was paused and may go on now: the caller asks the engine to.
+        var resume: Bool
+    }
+
+    /// Waits up to `seconds` for events or the end, and takes what is there.
+    func take(waitingAtMost seconds: Double) -> Batch {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        if self.events.isEmpty, self.finished == nil { self.condition.wait(seconds: seconds) }
+        let events = self.events
+        self.events = []
+        self.queuedBytes = 0
+        let resume = self.paused
+        self.paused = false
+        return Batch(events: events, received: self.received, finished: self.finished, resume: resume)
+    }
+
+    /// Stops the transfer at its next callback; queued and later events are dropped.
+    func abort() {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        self.aborted = true
+        self.events = []
+    }
+}

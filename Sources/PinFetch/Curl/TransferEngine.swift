@@ -1,0 +1,133 @@
+internal import CCurl
+@preconcurrency import Glibc
+
+/// One libcurl multi handle and the thread that drives it (issue 13): every transfer of a batch
+/// runs on this one event loop, so they share its connections. Over HTTP/2 (offered in TLS by
+/// ALPN, libcurl's default) transfers to one origin are streams of one connection
+/// (`CURLPIPE_MULTIPLEX`; each request waits for a connection that may multiplex before it opens
+/// another, `CURLOPT_PIPEWAIT`); over HTTP/1.1 a connection carries one request at a time and is
+/// kept for the next. At most ``maximumConnectionsPerHost`` connections go to one host
+/// (`CURLMOPT_MAX_HOST_CONNECTIONS`); transfers beyond them wait in libcurl's queue.
+///
+/// A transfer's callbacks only queue what they get into its ``TransferChannel``; the thread that
+/// submitted it (``EasyHandle/perform(_:delegate:)``) does the rest, so no disk write, hash or
+/// decision runs on the event loop.
+///
+/// `@unchecked Sendable`: `requests` and `stopping` are guarded by `condition`; `multi` and
+/// `active` belong to the engine's thread once ``init(maximumConnectionsPerHost:)`` returned.
+final class TransferEngine: @unchecked Sendable {
+    private enum Request {
+        case add(UnsafeMutableRawPointer, TransferChannel)
+        case resume(UnsafeMutableRawPointer, TransferChannel)
+        case abort(UnsafeMutableRawPointer, TransferChannel)
+    }
+
+    /// Connections to one host at most (`--max-connections-per-host`).
+    let maximumConnectionsPerHost: Int
+    private let multi: UnsafeMutableRawPointer
+    private let condition = Condition()
+    private var requests: [Request] = []
+    private var stopping = false
+    private var stopped = false
+    private var active: [UnsafeMutableRawPointer: TransferChannel] = [:]
+
+    /// Starts the engine's thread.
+    /// - Parameter maximumConnectionsPerHost: At least 1.
+    /// - Throws: ``PinFetchError/Code/generic`` when libcurl cannot make a multi handle.
+    init(maximumConnectionsPerHost: Int) throws(PinFetchError) {
+        guard curlGlobalInit == CURLE_OK else {
+            throw PinFetchError(.generic, "curl_global_init failed: \(EasyHandle.describe(curlGlobalInit))")
+        }
+        guard let multi = curl_multi_init() else { throw PinFetchError(.generic, "curl_multi_init failed") }
+        self.multi = multi
+        self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, self.maximumConnectionsPerHost)
+        Threads.detach(name: "pinfetch.curl") { [self] in self.run() }
+    }
+
+    /// Adds a transfer whose options are set on `handle`; its events come in `channel`.
+    func submit(_ handle: UnsafeMutableRawPointer, _ channel: TransferChannel) {
+        self.send(.add(handle, channel))
+    }
+
+    /// Lets a transfer its channel paused go on.
+    func resume(_ handle: UnsafeMutableRawPointer, _ channel: TransferChannel) {
+        self.send(.resume(handle, channel))
+    }
+
+    /// Ends a transfer now (`CURLE_ABORTED_BY_CALLBACK`), unless it ended already.
+    func abort(_ handle: UnsafeMutableRawPointer, _ channel: TransferChannel) {
+        self.send(.abort(handle, channel))
+    }
+
+    /// Closes the connections and ends the thread once no transfer is left; returns when it ended.
+    /// No transfer may be submitted after this.
+    func stop() {
+        self.condition.lock()
+        self.stopping = true
+        self.condition.unlock()
+        curl_multi_wakeup(self.multi)
+        self.condition.lock()
+        while !self.stopped { self.condition.wait() }
+        self.condition.unlock()
+    }
+
+    private func send(_ request: Request) {
+        self.condition.lock()
+        self.requests.append(request)
+        self.condition.unlock()
+        curl_multi_wakeup(self.multi)
+    }
+
+    private func run() {
+        while true {
+            self.condition.lock()
+            let requests = self.requests
+            self.requests = []
+            let stopping = self.stopping
+            self.condition.unlock()
+            for request in requests { self.handle(request) }
+            if stopping, self.active.isEmpty { break }
+            var running: Int32 = 0
+            _ = curl_multi_perform(self.multi, &running)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(self.multi, &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+                self.end(handle, ccurl_message_result(message))
+            }
+            _ = curl_multi_poll(self.multi, nil, 0, 1000, nil)
+        }
+        curl_multi_cleanup(self.multi)
+        self.condition.lock()
+        self.stopped = true
+        self.condition.broadcast()
+        self.condition.unlock()
+    }
+
+    private func handle(_ request: Request) {
+        switch request {
+        case .add(let handle, let channel):
+            let code = curl_multi_add_handle(self.multi, handle)
+            guard code == CURLM_OK else { return channel.finish(CURLE_FAILED_INIT) }
+            self.active[handle] = channel
+        case .resume(let handle, let channel):
+            guard self.active[handle] === channel else { return }
+            _ = curl_easy_pause(handle, CURLPAUSE_CONT)
+        case .abort(let handle, let channel):
+            guard self.active[handle] === channel else { return }
+            self.active[handle] = nil
+            curl_multi_remove_handle(self.multi, handle)
+            channel.finish(CURLE_ABORTED_BY_CALLBACK)
+        }
+    }
+
+    /// A transfer libcurl ended: a kept HTTP/1.x connection with bytes left unread is shut down
+    /// before another transfer can take it (``EasyHandle/closeIfUnread(_:)``), then the waiting
+    /// thread is told.
+    private func end(_ handle: UnsafeMutableRawPointer, _ code: CURLcode) {
+        if code == CURLE_OK { EasyHandle.closeIfUnread(handle) }
+        curl_multi_remove_handle(self.multi, handle)
+        self.active.removeValue(forKey: handle)?.finish(code)
+    }
+}

@@ -1,0 +1,13 @@
+/// How one libcurl transfer ended.
+struct TransferOutcome {
+    enum Category { case ok, network, tls, protocolViolation, authentication, aborted, other }
+    /// The `CURLcode`.
+    var code: Int
+    /// libcurl's error text (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
+    var message: String
+    var category: Category
+    /// Whether the request went out on a connection kept from an earlier request. A protocol failure
+    /// there may be left over from an earlier answer on that connection (bytes after a HEAD answer),
+    /// so it is worth one retry with ``TransferRequest/freshConnection``.
+    var reusedConnection: Bool = false
+}

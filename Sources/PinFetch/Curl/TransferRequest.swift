@@ -1,0 +1,25 @@
+import FoundationEssentials
+
+/// What one request asks of libcurl.
+struct TransferRequest {
+    enum Method { case head, get }
+    var url: String
+    var method: Method
+    /// Complete header lines, `Name: value`.
+    var headers: [String]
+    /// Seconds; `nil` keeps libcurl's default.
+    var connectTimeout: Double?
+    /// Seconds without a new byte before the transfer is abandoned (checked in the progress
+    /// callback, about once a second when idle; `CURLOPT_LOW_SPEED_TIME` averages over ~5 s).
+    var stallTimeout: Double?
+    /// Trust anchors, client certificate, proxy, netrc file, rate limit.
+    var transport = TransportSettings()
+    /// Whether this request may take credentials from the netrc file (it is on its mirror's origin).
+    var netrc = false
+    /// Seconds the whole request may take (`CURLOPT_TIMEOUT_MS`), or `nil` for no limit.
+    var timeout: Double?
+    /// Open a new connection instead of reusing one this handle keeps (`CURLOPT_FRESH_CONNECT`), e.g. to
+    /// retry a protocol failure seen on a reused connection (``TransferOutcome/reusedConnection``). Other
+    /// kept connections stay in the handle.
+    var freshConnection: Bool = false
+}
