@@ -171,6 +171,9 @@ struct ArgumentsTests {
         [Self.url, "--retry-delay", "1s"],
         [Self.url, "--retry-delay", "1e9"],
         [Self.url, "--connect-timeout", "0"],
+        [Self.url, "--max-connections-per-host", "0"],
+        [Self.url, "--max-connections-per-host", "65"],
+        [Self.url, "--max-connections-per-host=x"],
         [Self.url, "--stall-timeout=-2"],
         [Self.url, "--lock-timeout", "NaN"],
         [Self.url, "-H", "NoColon"],
@@ -194,6 +197,16 @@ struct ArgumentsTests {
         #expect(error?.code.exitStatus == 2)
         #expect(error?.message.isEmpty == false)
         #expect(error?.message.contains("\n") == false)
+    }
+
+    @Test func `--max-connections-per-host sets the batch's bound, 8 when not given`() throws {
+        #expect(try Arguments.parse([Self.url]).options.maximumConnectionsPerHost == 8)
+        #expect(
+            try Arguments.parse([Self.url, "--max-connections-per-host", "1"]).options.maximumConnectionsPerHost == 1
+        )
+        #expect(
+            try Arguments.parse([Self.url, "--max-connections-per-host=64"]).options.maximumConnectionsPerHost == 64
+        )
     }
 
     @Test func `header values stay out of error messages`() {

@@ -54,6 +54,33 @@ struct ManifestFetchTests {
         }
     }
 
+    @Test func `the files of a batch over plain HTTP are asked for together, not one after another`() async throws {
+        // Each request is held until four are in flight (or 5 s passed): requests sent one after
+        // another (libcurl 7.88's CURLOPT_PIPEWAIT over plain HTTP did) never see four at once.
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            let arrived = Mutex((inFlight: 0, most: 0))
+            server.handler = { request, _ in
+                arrived.withLock { $0.inFlight += 1 }
+                defer { arrived.withLock { $0.inFlight -= 1 } }
+                let deadline = ContinuousClock.now + .seconds(5)
+                while arrived.withLock({ $0.inFlight }) < 4, ContinuousClock.now < deadline { usleep(1000) }
+                arrived.withLock { $0.most = max($0.most, $0.inFlight) }
+                guard let index = Int(request.target.dropFirst(2)) else { return TestResponse(status: 404) }
+                return TestResponse(status: 200, body: Self.body(index))
+            }
+            try await withTemporaryDirectory { directory in
+                try self.write(
+                    (0..<4).map { "\(server.url("/f\($0)")) sha256:\(Fixtures.sha256(Self.body($0)))" },
+                    to: "\(directory)/list"
+                )
+                let run = await runCLI(Self.quiet + ["-j", "4", "-P", "\(directory)/out", "-i", "\(directory)/list"])
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(arrived.withLock { $0.most } == 4, "requests were not in flight together")
+                #expect((0..<4).allSatisfy { contents("\(directory)/out/f\($0)") == Self.body($0) })
+            }
+        }
+    }
+
     @Test func `one failing file does not stop the others and the worst status wins`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveFiles(server, missing: ["/f2"])

@@ -103,7 +103,10 @@ final class EasyHandle: @unchecked Sendable {
                     return channel.deliverBody(UnsafeRawBufferPointer(start: data, count: size * count))
                 }
             )
-            set(ccurl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1))
+            // Over TLS, ALPN tells at once whether a connection may carry streams (HTTP/2): a request
+            // waits for that answer instead of opening another connection. Over plain HTTP nothing
+            // tells, and libcurl 7.88 held every later request to the host until the first ended.
+            if request.url.utf8.starts(with: "https:".utf8) { set(ccurl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1)) }
             set(ccurl_easy_setopt_long(raw, CURLOPT_NOPROGRESS, 0))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_XFERINFODATA, context))
             set(

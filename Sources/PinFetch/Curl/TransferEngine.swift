@@ -43,6 +43,10 @@ final class TransferEngine: @unchecked Sendable {
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, self.maximumConnectionsPerHost)
+        // libcurl's default keeps 4 idle connections per transfer in the multi handle; between two
+        // files a worker has none in it (it is verifying and syncing), so kept connections were
+        // closed and opened again. Keep enough for every host of a mirror list instead.
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(64, 4 * self.maximumConnectionsPerHost))
         Threads.detach(name: "pinfetch.curl") { [self] in self.run() }
     }
 
