@@ -23,6 +23,8 @@ final class TransferChannel: @unchecked Sendable {
 
     /// Bytes queued before the transfer is paused.
     static let pauseAbove = 1 << 20
+    /// Bytes at most in one queued body piece.
+    static let joinUpTo = 256 << 10
 
     private let condition = Condition()
     private var events: [Event] = []
@@ -57,7 +59,18 @@ final class TransferChannel: @unchecked Sendable {
             self.paused = true
             return ccurl_write_pause()
         }
-        self.events.append(.body(Array(bytes)))
+        // libcurl hands at most 16 KiB a call (CURL_MAX_WRITE_SIZE): pieces still queued are joined,
+        // so the waiting thread writes and hashes a burst in a few large steps.
+        if case .body(var last) = self.events.last, last.count + bytes.count <= Self.joinUpTo {
+            self.events[self.events.count - 1] = .body([])  // `last` is then the only reference
+            last.append(contentsOf: bytes)
+            self.events[self.events.count - 1] = .body(last)
+        } else {
+            var piece: [UInt8] = []
+            piece.reserveCapacity(Self.joinUpTo)
+            piece.append(contentsOf: bytes)
+            self.events.append(.body(piece))
+        }
         self.queuedBytes += bytes.count
         self.condition.broadcast()
         return bytes.count
