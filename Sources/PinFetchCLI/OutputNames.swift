@@ -22,21 +22,38 @@ struct OutputNames {
     }
 
     private var uses: [[UInt8]: (line: Int, use: Use)] = [:]
+    /// ``JobPlan/canonical(_:)`` of a directory's path with a name in it, by that directory as
+    /// written: every output, sidecar and directory of a batch resolves a directory once.
+    private var directories: [Substring: String] = [:]
+
+    /// ``JobPlan/canonical(_:)`` of `path`, its directory resolved once per batch. A name that
+    /// is empty, `.` or `..` goes the long way.
+    private mutating func canonical(_ path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let name = slash.map { path[path.index(after: $0)...] } ?? path[...]
+        guard !name.isEmpty, name != ".", name != ".." else { return JobPlan.canonical(path) }
+        let directory = slash.map { path[...$0] } ?? ""
+        if let known = self.directories[directory] { return known + "/" + name }
+        let full = JobPlan.canonical(path)
+        guard full.hasSuffix("/" + name) else { return full }
+        self.directories[directory] = String(full.dropLast(name.count + 1))
+        return full
+    }
 
     /// Claims `destination` (written by line `line` of `input`), its sidecars and directories.
     /// - Throws: ``PinFetchError/Code/usage`` naming both lines when one of them is already
     ///   something else to the batch (two outputs may share a directory, nothing more).
     mutating func claim(_ destination: String, line: Int, input: String) throws(PinFetchError) {
         var claims: [(path: String, key: String, use: Use)] = [
-            (destination, JobPlan.canonical(destination), .output)
+            (destination, self.canonical(destination), .output)
         ]
         for (path, role) in SidecarPaths.beside(destination) {
-            claims.append((path, JobPlan.canonical(path), .sidecar(role: role, of: destination)))
+            claims.append((path, self.canonical(path), .sidecar(role: role, of: destination)))
         }
         var prefix = destination.hasPrefix("/") ? "/" : ""
         for component in destination.split(separator: "/").dropLast() where component != "." {
             prefix += prefix.isEmpty || prefix.hasSuffix("/") ? component : "/" + component
-            claims.append((prefix, JobPlan.canonical(prefix), .directory(of: destination)))
+            claims.append((prefix, self.canonical(prefix), .directory(of: destination)))
         }
         for claim in claims {
             let key = Array(claim.key.utf8)
