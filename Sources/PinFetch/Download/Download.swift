@@ -60,6 +60,9 @@ final class Download {
     var lastProgressTime = Date.distantPast
 
     var downloadedBytes: Int64 = 0
+    /// The offset up to which the kernel was asked to start writing the partial back
+    /// (``PartialFile/startWriteback(from:count:)``); set where a body starts.
+    var writebackOffset: Int64 = 0
     var rehashedBytes: Int64 = 0
     var restarts = 0
     var attempts = 0

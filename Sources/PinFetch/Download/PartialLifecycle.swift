@@ -101,6 +101,7 @@ extension Download {
     /// ``HashingPipeline/finish()``, with a ``CheckpointWriter`` on a snapshot of the state when
     /// the partial can be resumed.
     func startBody(checkpointed: Bool = true) -> (HashingPipeline, CheckpointWriter?) {
+        self.writebackOffset = self.state.offset
         var writer: CheckpointWriter?
         if self.state.resumable, checkpointed, let partial = self.partial {
             writer = CheckpointWriter(
@@ -135,6 +136,11 @@ extension Download {
         pipeline.submit(bytes)
         self.state.offset += Int64(bytes.count)
         self.downloadedBytes += Int64(bytes.count)
+        if self.state.offset < self.writebackOffset { self.writebackOffset = 0 }  // cut back: from the start
+        if self.state.offset - self.writebackOffset >= PartialFile.writebackStep {
+            partial.startWriteback(from: self.writebackOffset, count: self.state.offset - self.writebackOffset)
+            self.writebackOffset = self.state.offset
+        }
     }
 
     /// Where the partial stood before a provisional body: its offset and the digest's state there.
