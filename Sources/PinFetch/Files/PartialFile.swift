@@ -214,10 +214,13 @@ enum FileSystem {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        // Sized by the file (one byte more shows that it grew), not by `limit`: zeroing a 64 MiB
+        // buffer to read a 200 KiB CA bundle cost more than the rest of a small batch.
+        var bytes = [UInt8](repeating: 0, count: min(limit + 1, max(4096, Int(info.st_size) + 1)))
         var total = 0
         while total <= limit {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, limit + 1 - total) }
+            if total == bytes.count { bytes += [UInt8](repeating: 0, count: min(limit + 1, 2 * bytes.count) - total) }
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { return nil }
             if count == 0 { break }
