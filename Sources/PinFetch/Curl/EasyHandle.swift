@@ -14,14 +14,10 @@ let curlGlobalInit: CURLcode = openSSLInitialized ? curl_global_init(Int(CURL_GL
 /// A class (not `~Copyable`) because a worker hands it to one ``Download`` after another.
 /// `@unchecked Sendable` only so it can be created on one thread and moved to another: libcurl
 /// forbids using a handle from two threads at once, and nothing here does: options are set while
-/// the handle is not in the engine, and information read after it left (that includes
-/// ``multiplexedOrigins``, only touched inside ``perform(_:delegate:)``).
+/// the handle is not in the engine, and information read after it left.
 final class EasyHandle: @unchecked Sendable {
     private let raw: UnsafeMutableRawPointer  // `CURL` is `typedef void`
     private let engine: TransferEngine
-    /// Origins whose latest answer on this handle came over HTTP/2 or later (`CURLINFO_HTTP_VERSION`):
-    /// there a HEAD may leave its connection for the next request.
-    private var multiplexedOrigins: Set<String> = []
 
     init(engine: TransferEngine) throws(PinFetchError) {
         self.engine = engine
@@ -47,7 +43,7 @@ final class EasyHandle: @unchecked Sendable {
     ///   whether the request went out on a reused connection.
     func perform(_ request: TransferRequest, delegate: TransferDelegate) throws(PinFetchError) -> TransferOutcome {
         let origin = (try? HTTPURL(request.url))?.origin
-        let forbidReuse = request.method == .head && !(origin.map { self.multiplexedOrigins.contains($0) } ?? false)
+        let forbidReuse = request.method == .head && !(origin.map { self.engine.multiplexes($0) } ?? false)
         curl_easy_reset(self.raw)
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
@@ -131,11 +127,7 @@ final class EasyHandle: @unchecked Sendable {
         if let origin, ccurl_easy_getinfo_long(self.raw, CURLINFO_HTTP_VERSION, &version) == CURLE_OK,
             version != CURL_HTTP_VERSION_NONE
         {
-            if version >= CURL_HTTP_VERSION_2_0 {
-                self.multiplexedOrigins.insert(origin)
-            } else {
-                self.multiplexedOrigins.remove(origin)
-            }
+            self.engine.note(origin, multiplexes: version >= CURL_HTTP_VERSION_2_0)
         }
         // No new connection (`CURLINFO_NUM_CONNECTS` 0) although a request went out (`CURLINFO_REQUEST_SIZE`
         // > 0; a failed connect sends none): the request used a connection kept from an earlier one.

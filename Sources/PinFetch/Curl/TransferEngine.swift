@@ -1,5 +1,6 @@
 internal import CCurl
 @preconcurrency import Glibc
+import Synchronization
 
 /// One libcurl multi handle and the thread that drives it (issue 13): every transfer of a batch
 /// runs on this one event loop, so they share its connections. Over HTTP/2 (offered in TLS by
@@ -13,8 +14,9 @@ internal import CCurl
 /// submitted it (``EasyHandle/perform(_:delegate:)``) does the rest, so no disk write, hash or
 /// decision runs on the event loop.
 ///
-/// `@unchecked Sendable`: `requests` and `stopping` are guarded by `condition`; `multi` and
-/// `active` belong to the engine's thread once ``init(maximumConnectionsPerHost:)`` returned.
+/// `@unchecked Sendable`: `requests`, `stopping` and `stopped` are guarded by `condition`, the
+/// origins by their mutex; `multi` and `active` belong to the engine's thread once
+/// ``init(maximumConnectionsPerHost:)`` returned.
 final class TransferEngine: @unchecked Sendable {
     private enum Request {
         case add(UnsafeMutableRawPointer, TransferChannel)
@@ -30,6 +32,9 @@ final class TransferEngine: @unchecked Sendable {
     private var stopping = false
     private var stopped = false
     private var active: [UnsafeMutableRawPointer: TransferChannel] = [:]
+    /// Origins whose latest answer came over HTTP/2 or later (`CURLINFO_HTTP_VERSION`), for any
+    /// handle of the batch: there a HEAD may leave its connection for the next request.
+    private let multiplexedOrigins = Mutex<Set<String>>([])
 
     /// Starts the engine's thread.
     /// - Parameter maximumConnectionsPerHost: At least 1.
@@ -75,6 +80,18 @@ final class TransferEngine: @unchecked Sendable {
         self.condition.lock()
         while !self.stopped { self.condition.wait() }
         self.condition.unlock()
+    }
+
+    /// Whether the latest answer from `origin` came over HTTP/2 or later.
+    func multiplexes(_ origin: String) -> Bool {
+        self.multiplexedOrigins.withLock { $0.contains(origin) }
+    }
+
+    /// Records the HTTP version of an answer from `origin`.
+    func note(_ origin: String, multiplexes: Bool) {
+        self.multiplexedOrigins.withLock { origins in
+            if multiplexes { origins.insert(origin) } else { origins.remove(origin) }
+        }
     }
 
     private func send(_ request: Request) {
