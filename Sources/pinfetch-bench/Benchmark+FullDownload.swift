@@ -121,6 +121,15 @@ extension Benchmark {
                     passed: hashed.median >= 3.0
                 )
             )
+            // Issue 13: durable and verified at nearly the cost of a plain download.
+            let plain = pinfetchWall.ratios(to: Samples((results[Case1.curl] ?? []).map(\.wallSeconds)))
+            self.targets.append(
+                TargetResult(
+                    name: "1c pinfetch wall ÷ curl -o FILE",
+                    detail: "\(Format.ratio(plain.median)) (target ≤ 1.15x)",
+                    passed: plain.median <= 1.15
+                )
+            )
         }
     }
 }

@@ -69,6 +69,15 @@ extension Benchmark {
                 passed: ratio >= 1.0
             )
         )
+        // Issue 13: as many files per second as curl, which neither hashes nor syncs.
+        let curlRatio = pinfetchRate.ratios(to: rate(results["curl --parallel --parallel-max 8"] ?? [])).median
+        self.targets.append(
+            TargetResult(
+                name: "4b pinfetch files/s ÷ curl --parallel's",
+                detail: "\(Format.ratio(curlRatio)) (target ≥ 1.00x)",
+                passed: curlRatio >= 1.0
+            )
+        )
     }
 
     /// The three list files of the many-files cases (4 and 8), naming `count` files under
