@@ -8,7 +8,7 @@ import FoundationEssentials
 /// ``apply(to:netrc:)``.
 struct TransportSettings: Sendable {
     /// PEM bundle bytes (`CURLOPT_CAINFO_BLOB`): the base bundle plus `--cacert`'s certificates.
-    var caBundle: [UInt8]?
+    var caBundle: PEMBundle?
     /// A PEM bundle used in place of the system's (`CURLOPT_CAINFO`) when there is no ``caBundle``.
     var caBundleFile: String?
     /// A hashed certificate directory (`CURLOPT_CAPATH`).
@@ -30,7 +30,7 @@ struct TransportSettings: Sendable {
     ///   no PEM certificate.
     init(_ options: FetchOptions) throws(PinFetchError) {
         if let extra = options.caFile {
-            self.caBundle = try TrustAnchors.bundle(adding: extra, to: options.caBundleFile)
+            self.caBundle = PEMBundle(try TrustAnchors.bundle(adding: extra, to: options.caBundleFile))
         } else {
             self.caBundleFile = options.caBundleFile
         }
@@ -50,15 +50,14 @@ struct TransportSettings: Sendable {
         var result = CURLE_OK
         func set(_ code: CURLcode) { if result == CURLE_OK { result = code } }
         if let bundle = self.caBundle {
-            bundle.withUnsafeBytes { bytes in
-                // libcurl copies the blob (CURL_BLOB_COPY), so it need not outlive this call.
-                var blob = curl_blob(
-                    data: UnsafeMutableRawPointer(mutating: bytes.baseAddress),
-                    len: bytes.count,
-                    flags: UInt32(CURL_BLOB_COPY)
-                )
-                set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO_BLOB, &blob))
-            }
+            // Not copied (CURL_BLOB_NOCOPY): the bundle outlives every transfer of the batch, and a
+            // copy of its ~200 KiB for each request was most of a small file's memory traffic.
+            var blob = curl_blob(
+                data: bundle.bytes.baseAddress,
+                len: bundle.bytes.count,
+                flags: UInt32(CURL_BLOB_NOCOPY)
+            )
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO_BLOB, &blob))
         } else if let file = self.caBundleFile {
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO, file))
         }
@@ -81,4 +80,18 @@ struct TransportSettings: Sendable {
         }
         return result
     }
+}
+
+/// PEM bytes at one address for as long as a batch's ``TransportSettings`` live, so libcurl can
+/// use them without a copy (`CURL_BLOB_NOCOPY`). `@unchecked Sendable`: never written after
+/// ``init(_:)``.
+final class PEMBundle: @unchecked Sendable {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(_ contents: [UInt8]) {
+        self.bytes = .allocate(byteCount: max(1, contents.count), alignment: 1)
+        self.bytes.copyBytes(from: contents)
+    }
+
+    deinit { self.bytes.deallocate() }
 }
