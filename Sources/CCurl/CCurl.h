@@ -39,6 +39,21 @@ static inline CURLcode ccurl_easy_setopt_xferinfo_function(CURL *handle, ccurl_x
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }
 
+/// Called once a transfer has its connection, before its request goes out (libcurl 7.80+).
+static inline CURLcode ccurl_easy_setopt_prereq_function(CURL *handle, curl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+}
+
+/// Called for each socket libcurl made, before it connects.
+static inline CURLcode ccurl_easy_setopt_sockopt_function(CURL *handle, curl_sockopt_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, callback);
+}
+
+/// Called to close a socket libcurl made (the callback closes it).
+static inline CURLcode ccurl_easy_setopt_closesocket_function(CURL *handle, curl_closesocket_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, callback);
+}
+
 static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -77,6 +77,7 @@ public struct Fetcher: Sendable {
             }
         } onCancel: {
             control.cancel()
+            batch.cancelTransfers()
         }
     }
 }
@@ -215,6 +216,11 @@ private final class Batch: Sendable {
                 error: error
             )
         }
+    }
+
+    /// Ends every transfer of the batch at once, and those its workers start later.
+    func cancelTransfers() {
+        try? self.engine.get().cancelAll()
     }
 
     /// The next job index, and the code of the failure to skip it for (fail-fast) or `nil`;

@@ -54,10 +54,22 @@ final class EasyHandle: @unchecked Sendable {
             headerList = appended
         }
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        let channel = TransferChannel()
-        let context = Unmanaged.passUnretained(channel).toOpaque()
         let raw = self.raw
-        let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errorText in
+        let engine = Unmanaged.passUnretained(self.engine).toOpaque()
+        // Over TLS, ALPN tells at once whether a connection may carry streams (HTTP/2): a request
+        // waits for that answer instead of opening another connection. Over plain HTTP nothing
+        // tells, and libcurl 7.88 held every later request to the host until the first ended.
+        let pipewait = request.url.utf8.starts(with: "https:".utf8)
+        let started = ContinuousClock.now
+        let (code, channel): (CURLcode, TransferChannel?) = errorBuffer.withUnsafeMutableBufferPointer { errorText in
+            let channel = TransferChannel(
+                engine: self.engine,
+                origin: origin ?? request.url,
+                waitsForMultiplexing: pipewait,
+                errorText: UnsafePointer(errorText.baseAddress),
+                rateLimit: request.transport.maximumReceiveRate
+            )
+            let context = Unmanaged.passUnretained(channel).toOpaque()
             var setup = CURLE_OK
             func set(_ result: CURLcode) { if setup == CURLE_OK { setup = result } }
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_URL, request.url))
@@ -87,8 +99,9 @@ final class EasyHandle: @unchecked Sendable {
                 ccurl_easy_setopt_header_function(raw) { data, size, count, context in
                     guard let data, let context else { return 0 }
                     let channel = Unmanaged<TransferChannel>.fromOpaque(context).takeUnretainedValue()
-                    return channel.deliverHeader(UnsafeRawBufferPointer(start: data, count: size * count))
-                        ? size * count : 0
+                    let line = UnsafeRawBufferPointer(start: data, count: size * count)
+                    channel.engine.answered(channel, statusLine: line)
+                    return channel.deliverHeader(line) ? size * count : 0
                 }
             )
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context))
@@ -99,10 +112,41 @@ final class EasyHandle: @unchecked Sendable {
                     return channel.deliverBody(UnsafeRawBufferPointer(start: data, count: size * count))
                 }
             )
-            // Over TLS, ALPN tells at once whether a connection may carry streams (HTTP/2): a request
-            // waits for that answer instead of opening another connection. Over plain HTTP nothing
-            // tells, and libcurl 7.88 held every later request to the host until the first ended.
-            if request.url.utf8.starts(with: "https:".utf8) { set(ccurl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1)) }
+            if pipewait { set(ccurl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1)) }
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_PREREQDATA, context))
+            set(
+                ccurl_easy_setopt_prereq_function(raw) { context, peer, local, peerPort, localPort in
+                    guard let context, let peer, let local else { return 0 }  // CURL_PREREQFUNC_OK
+                    let channel = Unmanaged<TransferChannel>.fromOpaque(context).takeUnretainedValue()
+                    channel.engine.took(
+                        channel,
+                        local: String(cString: local),
+                        localPort: Int(localPort),
+                        peer: String(cString: peer),
+                        peerPort: Int(peerPort)
+                    )
+                    return 0
+                }
+            )
+            // The engine's ledger learns of every socket a connection is made on, until it closes.
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_SOCKOPTDATA, engine))
+            set(
+                ccurl_easy_setopt_sockopt_function(raw) { engine, fd, _ in
+                    if let engine {
+                        Unmanaged<TransferEngine>.fromOpaque(engine).takeUnretainedValue().ledger.opened(fd)
+                    }
+                    return 0  // CURL_SOCKOPT_OK
+                }
+            )
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_CLOSESOCKETDATA, engine))
+            set(
+                ccurl_easy_setopt_closesocket_function(raw) { engine, fd in
+                    if let engine {
+                        Unmanaged<TransferEngine>.fromOpaque(engine).takeUnretainedValue().ledger.closed(fd)
+                    }
+                    return close(fd)
+                }
+            )
             set(ccurl_easy_setopt_long(raw, CURLOPT_NOPROGRESS, 0))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_XFERINFODATA, context))
             set(
@@ -112,17 +156,26 @@ final class EasyHandle: @unchecked Sendable {
                     return channel.noteProgress(received: Int64(received)) ? 0 : 1
                 }
             )
-            guard setup == CURLE_OK else { return setup }
+            guard setup == CURLE_OK else { return (setup, nil) }
             delegate.begin(
                 stallTimeout: request.stallTimeout,
                 rateLimit: request.transport.maximumReceiveRate,
                 timeout: request.timeout
             )
-            return self.run(channel, delegate: delegate)
+            let deadline = request.timeout.map { started + .milliseconds(Int64($0 * 1000)) }
+            return (self.run(channel, delegate: delegate, deadline: deadline), channel)
         }
         // No body (HEAD, a 3xx or an empty answer): the head is still looked at.
         if code == CURLE_OK || delegate.head != nil, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
-        let text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        if text.isEmpty, let message = channel?.message { text = message }
+        if code == CURLE_OPERATION_TIMEDOUT, let channel, channel.connection == nil, let limit = request.timeout,
+            ContinuousClock.now - started >= .milliseconds(Int64(limit * 1000) - 50)
+        {
+            // Transfers beyond --max-connections-per-host wait for a connection; libcurl's words
+            // ("Failed to resolve host … after 0 ms") would name a step that never ran.
+            text = "out of time (--max-time) while waiting for a connection to \(channel.origin)"
+        }
         var version = 0  // CURL_HTTP_VERSION_NONE until an answer came
         if let origin, ccurl_easy_getinfo_long(self.raw, CURLINFO_HTTP_VERSION, &version) == CURLE_OK,
             version != CURL_HTTP_VERSION_NONE
@@ -187,33 +240,18 @@ final class EasyHandle: @unchecked Sendable {
         )
     }
 
-    /// After a complete HTTP/1.x answer the kept connection must have nothing left to read (no
-    /// pipelining here): bytes waiting there (a body longer than announced, a second answer) would
-    /// be taken for the next request's answer. libcurl 7.88 reuses such a connection, and has no
-    /// call to close one, so its socket is shut down: the next request sees a dead connection and
-    /// libcurl opens a new one (as it does for any kept connection that died).
-    ///
-    /// Called by the engine when a transfer of `raw` ended well, before another transfer may take
-    /// its connection; nothing is done for HTTP/2 and later.
-    static func closeIfUnread(_ raw: UnsafeMutableRawPointer) {
-        var version = 0
-        guard ccurl_easy_getinfo_long(raw, CURLINFO_HTTP_VERSION, &version) == CURLE_OK,
-            version != CURL_HTTP_VERSION_NONE, version < CURL_HTTP_VERSION_2_0
-        else { return }
-        var socket = CURL_SOCKET_BAD
-        guard ccurl_easy_getinfo_socket(raw, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK,
-            socket != CURL_SOCKET_BAD
-        else { return }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        if poll(&descriptor, 1, 0) > 0, descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-            _ = shutdown(socket, Int32(SHUT_RDWR))
-        }
-    }
-
     /// Submits the transfer set up on this handle to the engine and feeds `delegate` its events
     /// until it ends; a `false` from the delegate aborts it (`CURLE_WRITE_ERROR`, as a write
     /// callback that takes nothing; `CURLE_ABORTED_BY_CALLBACK` from ``TransferDelegate/progress(received:)``).
-    private func run(_ channel: TransferChannel, delegate: TransferDelegate) -> CURLcode {
+    ///
+    /// A transfer still running at `deadline` (``TransferRequest/timeout``) is ended there with
+    /// `CURLE_OPERATION_TIMEDOUT`: libcurl looks at the time of a transfer that waits for a
+    /// connection only about once a second.
+    private func run(
+        _ channel: TransferChannel,
+        delegate: TransferDelegate,
+        deadline: ContinuousClock.Instant?
+    ) -> CURLcode {
         self.engine.submit(self.raw, channel)
         var abortedWith: CURLcode?
         func abort(_ code: CURLcode) {
@@ -222,6 +260,7 @@ final class EasyHandle: @unchecked Sendable {
             channel.abort()
             self.engine.abort(self.raw, channel)
         }
+        var consumed: Int64 = 0
         while true {
             let batch = channel.take(waitingAtMost: 0.1)
             for event in batch.events where abortedWith == nil {
@@ -230,10 +269,19 @@ final class EasyHandle: @unchecked Sendable {
                     line.withUnsafeBytes { delegate.headerLine($0) }
                 case .body(let piece):
                     if !piece.withUnsafeBytes({ delegate.body($0) }) { abort(CURLE_WRITE_ERROR) }
+                    consumed += Int64(piece.count)
                 }
             }
             if let code = batch.finished { return abortedWith ?? code }
-            if abortedWith == nil, batch.received >= 0, !delegate.tick(received: batch.received) {
+            // A transfer waiting for a connection has no progress yet, but a cancel must stop it
+            // before it connects.
+            if abortedWith == nil, delegate.isCancelled { abort(CURLE_ABORTED_BY_CALLBACK) }
+            if abortedWith == nil, let deadline, ContinuousClock.now >= deadline + .milliseconds(20) {
+                abort(CURLE_OPERATION_TIMEDOUT)
+            }
+            // Progress is what libcurl received plus what was taken from the queue: over HTTP/2
+            // libcurl may receive a stream's window ahead, then nothing while the queue drains.
+            if abortedWith == nil, batch.received >= 0, !delegate.tick(received: batch.received + consumed) {
                 abort(CURLE_ABORTED_BY_CALLBACK)
             }
             if batch.resume, abortedWith == nil { self.engine.resume(self.raw, channel) }

@@ -12,7 +12,9 @@ internal import CCurl
 /// took them. So a slow disk, a full hashing pipeline or `--limit-rate` slow one transfer, never
 /// the event loop or the other transfers.
 ///
-/// `@unchecked Sendable`: every field is guarded by `condition`.
+/// `@unchecked Sendable`: the queue's fields are guarded by `condition`; the transfer's facts
+/// (``connection``, ``errorText``) are written on the engine's thread before ``finish(_:message:)``
+/// and read by the waiting thread after it.
 final class TransferChannel: @unchecked Sendable {
     enum Event {
         /// One header line as libcurl gave it (with its line end).
@@ -21,10 +23,39 @@ final class TransferChannel: @unchecked Sendable {
         case body([UInt8])
     }
 
-    /// Bytes queued before the transfer is paused.
+    /// Bytes queued before the transfer is paused, unless a rate limit asks for less.
     static let pauseAbove = 1 << 20
+    /// Bytes queued before this transfer is paused: with `--limit-rate`, a tenth of a second's
+    /// worth (at least 16 KiB), so the network is held to the rate too, not only the disk (a
+    /// file smaller than the queue would otherwise come at full speed).
+    let pauseAbove: Int
     /// Bytes at most in one queued body piece.
     static let joinUpTo = 256 << 10
+
+    /// The engine the transfer runs on.
+    unowned let engine: TransferEngine
+    /// `scheme://host:port` of the request.
+    let origin: String
+    /// Whether the request waits for a connection that may carry streams (`CURLOPT_PIPEWAIT`).
+    let waitsForMultiplexing: Bool
+    /// libcurl's error text for the transfer (`CURLOPT_ERRORBUFFER`), final once it ended.
+    let errorText: UnsafePointer<CChar>?
+    /// The connection the transfer took (``ConnectionLedger``), once it had one.
+    var connection: String?
+
+    init(
+        engine: TransferEngine,
+        origin: String,
+        waitsForMultiplexing: Bool,
+        errorText: UnsafePointer<CChar>?,
+        rateLimit: Int64? = nil
+    ) {
+        self.pauseAbove = rateLimit.map { Int(min(Int64(Self.pauseAbove), max(16 << 10, $0 / 10))) } ?? Self.pauseAbove
+        self.engine = engine
+        self.origin = origin
+        self.waitsForMultiplexing = waitsForMultiplexing
+        self.errorText = errorText
+    }
 
     private let condition = Condition()
     private var events: [Event] = []
@@ -33,8 +64,10 @@ final class TransferChannel: @unchecked Sendable {
     private var aborted = false
     /// Body bytes libcurl reports for the request so far (`dlnow`), or `-1` before its first report.
     private var received: Int64 = -1
-    /// The transfer's `CURLcode` once libcurl (or the engine) ended it.
+    /// The transfer's `CURLcode` once libcurl (or the engine) ended it, and why when the engine
+    /// ended it for a reason libcurl's error text does not give.
     private var finished: CURLcode?
+    private var finishMessage: String?
 
     // MARK: The engine's side (libcurl's callbacks and the end of the transfer)
 
@@ -55,7 +88,7 @@ final class TransferChannel: @unchecked Sendable {
         self.condition.lock()
         defer { self.condition.unlock() }
         guard !self.aborted else { return 0 }
-        if self.queuedBytes >= Self.pauseAbove {
+        if self.queuedBytes >= self.pauseAbove {
             self.paused = true
             return ccurl_write_pause()
         }
@@ -84,12 +117,23 @@ final class TransferChannel: @unchecked Sendable {
         return !self.aborted
     }
 
-    /// Ends the transfer with `code`; the waiting thread returns once it took the queued events.
-    func finish(_ code: CURLcode) {
+    /// Ends the transfer with `code` (and `message`, when libcurl's error text does not say
+    /// why); the waiting thread returns once it took the queued events.
+    func finish(_ code: CURLcode, message: String? = nil) {
         self.condition.lock()
         defer { self.condition.unlock() }
-        if self.finished == nil { self.finished = code }
+        if self.finished == nil {
+            self.finished = code
+            self.finishMessage = message
+        }
         self.condition.broadcast()
+    }
+
+    /// The engine's reason for ending the transfer, if it gave one (read after it ended).
+    var message: String? {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        return self.finishMessage
     }
 
     // MARK: The waiting thread's side

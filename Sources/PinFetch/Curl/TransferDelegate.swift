@@ -32,6 +32,8 @@ class TransferDelegate {
     func receive(head: ResponseHead) -> Bool { true }
     /// Called for each piece of the body. Return `false` to abort the transfer.
     func receive(body: UnsafeRawBufferPointer) -> Bool { true }
+    /// Whether the run was cancelled: asked while the transfer waits for a connection too.
+    var isCancelled: Bool { false }
     /// Called often during the transfer with body bytes received so far in this request.
     /// Return `false` to abort (`CURLE_ABORTED_BY_CALLBACK`).
     func progress(received: Int64) -> Bool { true }
@@ -93,6 +95,9 @@ class TransferDelegate {
     /// request began. While this callback waits, libcurl reads nothing, so TCP slows the sender.
     private func keepToRateLimit(adding count: Int) -> Bool {
         guard let rate = self.rateLimit, rate > 0 else { return true }
+        // The limit's clock starts at the first body byte: time spent waiting for a connection
+        // (beyond --max-connections-per-host) is no credit for a burst.
+        if self.limitedBytes == 0 { self.limitStart = ContinuousClock.now }
         self.limitedBytes += Int64(count)
         let due = self.limitStart + .nanoseconds(self.limitedBytes * 1_000_000_000 / rate)
         while ContinuousClock.now < due {

@@ -22,6 +22,7 @@ final class TransferEngine: @unchecked Sendable {
         case add(UnsafeMutableRawPointer, TransferChannel)
         case resume(UnsafeMutableRawPointer, TransferChannel)
         case abort(UnsafeMutableRawPointer, TransferChannel)
+        case abortAll
     }
 
     /// Connections to one host at most (`--max-connections-per-host`).
@@ -30,8 +31,12 @@ final class TransferEngine: @unchecked Sendable {
     private let condition = Condition()
     private var requests: [Request] = []
     private var stopping = false
+    /// Set by ``cancelAll()``: every transfer, running or to come, ends at once.
+    private var cancelled = false
     private var stopped = false
     private var active: [UnsafeMutableRawPointer: TransferChannel] = [:]
+    /// The connections' sockets and protocols (engine thread only).
+    let ledger = ConnectionLedger()
     /// Origins whose latest answer came over HTTP/2 or later (`CURLINFO_HTTP_VERSION`), for any
     /// handle of the batch: there a HEAD may leave its connection for the next request.
     private let multiplexedOrigins = Mutex<Set<String>>([])
@@ -68,6 +73,17 @@ final class TransferEngine: @unchecked Sendable {
     /// Ends a transfer now (`CURLE_ABORTED_BY_CALLBACK`), unless it ended already.
     func abort(_ handle: UnsafeMutableRawPointer, _ channel: TransferChannel) {
         self.send(.abort(handle, channel))
+    }
+
+    /// Ends every transfer now and every one submitted later (`CURLE_ABORTED_BY_CALLBACK`), before
+    /// it connects: when a run is cancelled, transfers waiting for a connection must not take the
+    /// ones the others leave.
+    func cancelAll() {
+        self.condition.lock()
+        self.cancelled = true
+        self.requests.append(.abortAll)
+        self.condition.unlock()
+        curl_multi_wakeup(self.multi)
     }
 
     /// Closes the connections and ends the thread once no transfer is left; returns when it ended.
@@ -107,8 +123,9 @@ final class TransferEngine: @unchecked Sendable {
             let requests = self.requests
             self.requests = []
             let stopping = self.stopping
+            let cancelled = self.cancelled
             self.condition.unlock()
-            for request in requests { self.handle(request) }
+            for request in requests { self.handle(request, cancelled: cancelled) }
             if stopping, self.active.isEmpty { break }
             var running: Int32 = 0
             _ = curl_multi_perform(self.multi, &running)
@@ -126,8 +143,10 @@ final class TransferEngine: @unchecked Sendable {
         self.condition.unlock()
     }
 
-    private func handle(_ request: Request) {
+    private func handle(_ request: Request, cancelled: Bool) {
         switch request {
+        case .add(_, let channel) where cancelled:
+            channel.finish(CURLE_ABORTED_BY_CALLBACK)
         case .add(let handle, let channel):
             let code = curl_multi_add_handle(self.multi, handle)
             guard code == CURLM_OK else { return channel.finish(CURLE_FAILED_INIT) }
@@ -140,15 +159,55 @@ final class TransferEngine: @unchecked Sendable {
             self.active[handle] = nil
             curl_multi_remove_handle(self.multi, handle)
             channel.finish(CURLE_ABORTED_BY_CALLBACK)
+        case .abortAll:
+            for (handle, channel) in self.active {
+                curl_multi_remove_handle(self.multi, handle)
+                channel.finish(CURLE_ABORTED_BY_CALLBACK)
+            }
+            self.active = [:]
         }
     }
 
-    /// A transfer libcurl ended: a kept HTTP/1.x connection with bytes left unread is shut down
-    /// before another transfer can take it (``EasyHandle/closeIfUnread(_:)``), then the waiting
-    /// thread is told.
+    /// A transfer libcurl ended: its waiting thread is told. When it could not connect while
+    /// others to its origin waited for its connection to show whether it multiplexes
+    /// (`CURLOPT_PIPEWAIT`), they end with it: otherwise each would wait out its own connect
+    /// timeout in turn, one after another, behind a host that never answers.
     private func end(_ handle: UnsafeMutableRawPointer, _ code: CURLcode) {
-        if code == CURLE_OK { EasyHandle.closeIfUnread(handle) }
         curl_multi_remove_handle(self.multi, handle)
-        self.active.removeValue(forKey: handle)?.finish(code)
+        guard let channel = self.active.removeValue(forKey: handle) else { return }
+        guard Self.connectFailures.contains(code), channel.connection == nil, channel.waitsForMultiplexing else {
+            return channel.finish(code)
+        }
+        let text = channel.errorText.map { String(cString: $0) } ?? ""  // read before the waiting thread goes on
+        channel.finish(code)
+        let reason =
+            (text.isEmpty ? EasyHandle.describe(code) : text) + " (the connection to this host it waited for)"
+        for (other, waiting) in self.active
+        where waiting.origin == channel.origin && waiting.waitsForMultiplexing && waiting.connection == nil {
+            self.active[other] = nil
+            curl_multi_remove_handle(self.multi, other)
+            waiting.finish(code, message: reason)
+        }
+    }
+
+    /// Codes of a transfer that got no usable connection.
+    private static let connectFailures: Set<CURLcode> = [
+        CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
+        CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION,
+    ]
+
+    // MARK: libcurl's connection callbacks (on the engine's thread)
+
+    /// A transfer took a connection, before its request goes out.
+    func took(_ channel: TransferChannel, local: String, localPort: Int, peer: String, peerPort: Int) {
+        let name = ConnectionLedger.name(local: local, localPort: localPort, peer: peer, peerPort: peerPort)
+        channel.connection = name
+        self.ledger.taken(name)
+    }
+
+    /// A status line came for a transfer.
+    func answered(_ channel: TransferChannel, statusLine: UnsafeRawBufferPointer) {
+        guard let name = channel.connection, statusLine.starts(with: "HTTP/".utf8) else { return }
+        self.ledger.answered(on: name, http1: statusLine.starts(with: "HTTP/1".utf8))
     }
 }

@@ -148,4 +148,6 @@ final class AnswerReader: TransferDelegate {
     override func progress(received: Int64) -> Bool {
         self.download.progress()
     }
+
+    override var isCancelled: Bool { self.download.control.isCancelled }
 }
