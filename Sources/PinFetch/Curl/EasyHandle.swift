@@ -42,7 +42,7 @@ final class EasyHandle: @unchecked Sendable {
     /// - Returns: the `CURLcode` of the transfer (`CURLE_OK` = 0), libcurl's error text, and
     ///   whether the request went out on a reused connection.
     func perform(_ request: TransferRequest, delegate: TransferDelegate) throws(PinFetchError) -> TransferOutcome {
-        let origin = (try? HTTPURL(request.url))?.origin
+        let origin = request.origin ?? (try? HTTPURL(request.url))?.origin
         let forbidReuse = request.method == .head && !(origin.map { self.engine.multiplexes($0) } ?? false)
         curl_easy_reset(self.raw)
         var headerList: UnsafeMutablePointer<curl_slist>?

@@ -4,6 +4,8 @@ import FoundationEssentials
 struct TransferRequest {
     enum Method { case head, get }
     var url: String
+    /// `scheme://host:port` of ``url``, when the caller knows it (saves parsing the URL again).
+    var origin: String?
     var method: Method
     /// Complete header lines, `Name: value`.
     var headers: [String]

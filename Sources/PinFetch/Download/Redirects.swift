@@ -49,6 +49,7 @@ extension Download {
                 connectTimeout: self.options.connectTimeout,
                 stallTimeout: self.options.stallTimeout
             )
+            request.origin = current.origin
             request.transport = self.transport
             request.netrc = onOrigin
             request.timeout = self.remainingTime.map { max(0.001, $0) }
