@@ -99,7 +99,7 @@ final class HashingPipeline: @unchecked Sendable {
             idleSpacing: 0.025,
             mark: (offset, now)
         )
-        Threads.detach(name: "pinfetch.hash") { [self] in self.hashLoop(offset: offset) }
+        Threads.runPooled { [self] in self.hashLoop(offset: offset) }
     }
 
     deinit { self.storage.deallocate() }
