@@ -128,13 +128,16 @@ final class EasyHandle: @unchecked Sendable {
                     return 0
                 }
             )
-            // The engine's ledger learns of every socket a connection is made on, until it closes.
-            set(ccurl_easy_setopt_pointer(raw, CURLOPT_SOCKOPTDATA, engine))
+            // The engine's ledger learns of every socket a connection is made on, until it closes
+            // (the close callback stays with the connection, so it gets the engine, which outlives
+            // it; the socket callback comes during this transfer, so it gets the transfer).
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_SOCKOPTDATA, context))
             set(
-                ccurl_easy_setopt_sockopt_function(raw) { engine, fd, _ in
-                    if let engine {
-                        Unmanaged<TransferEngine>.fromOpaque(engine).takeUnretainedValue().ledger.opened(fd)
-                    }
+                ccurl_easy_setopt_sockopt_function(raw) { context, fd, _ in
+                    guard let context else { return 0 }
+                    let channel = Unmanaged<TransferChannel>.fromOpaque(context).takeUnretainedValue()
+                    channel.triedConnecting = true
+                    channel.engine.ledger.opened(fd)
                     return 0  // CURL_SOCKOPT_OK
                 }
             )

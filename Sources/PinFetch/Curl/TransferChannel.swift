@@ -42,6 +42,8 @@ final class TransferChannel: @unchecked Sendable {
     let errorText: UnsafePointer<CChar>?
     /// The connection the transfer took (``ConnectionLedger``), once it had one.
     var connection: String?
+    /// Whether libcurl made a socket for this transfer (it tried to connect, not only waited).
+    var triedConnecting = false
 
     init(
         engine: TransferEngine,

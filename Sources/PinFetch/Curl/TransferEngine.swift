@@ -168,14 +168,17 @@ final class TransferEngine: @unchecked Sendable {
         }
     }
 
-    /// A transfer libcurl ended: its waiting thread is told. When it could not connect while
-    /// others to its origin waited for its connection to show whether it multiplexes
-    /// (`CURLOPT_PIPEWAIT`), they end with it: otherwise each would wait out its own connect
-    /// timeout in turn, one after another, behind a host that never answers.
+    /// A transfer libcurl ended: its waiting thread is told. When its own attempt to connect
+    /// failed while others to its origin waited for that connection to show whether it
+    /// multiplexes (`CURLOPT_PIPEWAIT`), they end with it: otherwise each would wait out its own
+    /// connect timeout in turn, one after another, behind a host that never answers. (One that
+    /// only waited, for `--max-time` say, takes no other with it.)
     private func end(_ handle: UnsafeMutableRawPointer, _ code: CURLcode) {
         curl_multi_remove_handle(self.multi, handle)
         guard let channel = self.active.removeValue(forKey: handle) else { return }
-        guard Self.connectFailures.contains(code), channel.connection == nil, channel.waitsForMultiplexing else {
+        guard Self.connectFailures.contains(code), channel.triedConnecting, channel.connection == nil,
+            channel.waitsForMultiplexing
+        else {
             return channel.finish(code)
         }
         let text = channel.errorText.map { String(cString: $0) } ?? ""  // read before the waiting thread goes on
