@@ -46,9 +46,9 @@ public struct FetchOptions: Sendable {
     /// pinfetch as the body is taken, not by libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE`, which lets
     /// what already waits in the socket through).
     public var maximumReceiveRate: Int64? = nil
-    /// Connections open to one host at most, for all the transfers of a batch together
-    /// (`CURLMOPT_MAX_HOST_CONNECTIONS`; at least 1). Transfers beyond them wait for one; over
-    /// HTTP/2 they share a connection as streams instead. 8 by default, as browsers.
+    /// Transfers at once to one origin (scheme, host, port), so connections to it, at most, for
+    /// all the transfers of a batch together (at least 1). Transfers beyond them wait for one to
+    /// end; over HTTP/2 they share a connection as streams instead. 8 by default, as browsers.
     public var maximumConnectionsPerHost = 8
     /// Redirects followed at most per request.
     public var maximumRedirects = 10

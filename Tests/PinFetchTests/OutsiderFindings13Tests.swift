@@ -66,6 +66,60 @@ extension ProcessTests {
         }
     }
 
+    @Test func `files for a host with room never wait behind another host's transfers`() async throws {
+        // libcurl 7.88's own per-host queue woke only its head when a transfer ended: files for an
+        // idle host waited 5–15 s behind a slow one (and failed under --max-time).
+        try await withNginx { nginx in
+            try await withTemporaryDirectory { work in
+                var lines: [String] = []
+                for index in 0..<26 {  // s0…s5: 2 s each at localhost's /slow/; f0…f19: small, at 127.0.0.1
+                    let slow = index < 6
+                    let name = slow ? "s\(index)" : "fast-f\(index)"
+                    let bytes = Self.pseudoRandomContent(slow ? 600 << 10 : 2048, seed: UInt64(200 + index))
+                    try nginx.serve(bytes, as: name)
+                    let url = slow ? "http://localhost:\(nginx.port)/slow/\(name)" : nginx.url(name)
+                    lines.append("\(url) sha256:\(Fixtures.sha256(bytes)) \(name)")
+                }
+                try (lines.joined(separator: "\n") + "\n").write(
+                    toFile: work + "/list",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let out = try EndToEndTests.makeDirectory(work + "/out")
+                let run = try await self.pinfetch(
+                    ["-j", "26", "--max-connections-per-host", "2", "-i", work + "/list", "-P", out],
+                    logs: work + "/run"
+                )
+                #expect(run.status == 0, EndToEndTests.explain(run, nginx))
+                let fastLines = run.lines.filter { ($0["path"] as? String)?.contains("fast-") == true }
+                let elapsed = fastLines.compactMap { $0["elapsed_s"] as? Double }
+                #expect(elapsed.count == 20 && elapsed.allSatisfy { $0 < 1.5 }, "\(elapsed)")
+            }
+        }
+    }
+
+    @Test func `plain HTTP files waiting on a host that drops connects give up together`() async throws {
+        try await withNginx { nginx in
+            try await withTemporaryDirectory { work in
+                let tarpit = try Tarpit(full: true)  // its one-place backlog taken: SYNs are dropped
+                defer { tarpit.close() }
+                let files = try Self.serveFiles(nginx, count: 16, size: 4096, in: work, url: { nginx.url($0) }) {
+                    ["http://127.0.0.1:\(tarpit.port)/\($0)"]
+                }
+                let out = try EndToEndTests.makeDirectory(work + "/out")
+                let run = try await self.pinfetch(
+                    ["-j", "16", "--connect-timeout", "2", "--retries", "0", "-i", work + "/list", "-P", out],
+                    logs: work + "/run"
+                )
+                #expect(run.status == 0, EndToEndTests.explain(run, nginx))
+                for (name, bytes) in files { #expect(contents(out + "/" + name) == bytes, "\(name)") }
+                // One connect timeout, not one per wave of 8 (2 s, then 4 s).
+                let elapsed = run.lines.compactMap { $0["elapsed_s"] as? Double }
+                #expect(elapsed.count == 16 && elapsed.allSatisfy { $0 < 3.8 }, "\(elapsed)")
+            }
+        }
+    }
+
     @Test func `HTTP/2 streams kept to --limit-rate are not taken for stalled`() async throws {
         // libcurl takes a stream's window ahead of a slow reader, then nothing arrives while the
         // queue drains: counting only libcurl's bytes, --stall-timeout fired on healthy streams.
@@ -162,7 +216,12 @@ struct Tarpit {
     let fd: Int32
     let port: Int
 
-    init() throws {
+    /// A client connection that fills the backlog of a ``init(full:)`` tarpit.
+    private var filler: Int32 = -1
+
+    /// - Parameter full: Listen with a backlog of one and take that place: the kernel then
+    ///   drops further SYNs, and connects time out (a host that drops connection attempts).
+    init(full: Bool = false) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -176,12 +235,24 @@ struct Tarpit {
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        guard fd >= 0, bound == 0, named == 0, listen(fd, 64) == 0 else {
+        guard fd >= 0, bound == 0, named == 0, listen(fd, full ? 0 : 64) == 0 else {
             throw ChildProcessError("tarpit: \(String(cString: strerror(errno)))")
         }
         self.fd = fd
         self.port = Int(UInt16(bigEndian: address.sin_port))
+        if full {
+            self.filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(self.filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else { throw ChildProcessError("tarpit: \(String(cString: strerror(errno)))") }
+        }
     }
 
-    func close() { _ = Glibc.close(self.fd) }
+    func close() {
+        if self.filler >= 0 { _ = Glibc.close(self.filler) }
+        _ = Glibc.close(self.fd)
+    }
 }

@@ -7,8 +7,10 @@ import Synchronization
 /// ALPN, libcurl's default) transfers to one origin are streams of one connection
 /// (`CURLPIPE_MULTIPLEX`; each request waits for a connection that may multiplex before it opens
 /// another, `CURLOPT_PIPEWAIT`); over HTTP/1.1 a connection carries one request at a time and is
-/// kept for the next. At most ``maximumConnectionsPerHost`` connections go to one host
-/// (`CURLMOPT_MAX_HOST_CONNECTIONS`); transfers beyond them wait in libcurl's queue.
+/// kept for the next. At most ``maximumConnectionsPerHost`` transfers run at once to an origin
+/// not known to multiplex; the others are held here, by origin, until one of its transfers ends
+/// or its first answer shows HTTP/2. (libcurl's own `CURLMOPT_MAX_HOST_CONNECTIONS` queue is
+/// not used: in 7.88 a transfer it held could wait behind another host's transfers for seconds.)
 ///
 /// A transfer's callbacks only queue what they get into its ``TransferChannel``; the thread that
 /// submitted it (``EasyHandle/perform(_:delegate:)``) does the rest, so no disk write, hash or
@@ -35,6 +37,12 @@ final class TransferEngine: @unchecked Sendable {
     private var cancelled = false
     private var stopped = false
     private var active: [UnsafeMutableRawPointer: TransferChannel] = [:]
+    /// Transfers held back, by origin, and those running, by origin (engine thread only).
+    private var held: [String: [(handle: UnsafeMutableRawPointer, channel: TransferChannel)]] = [:]
+    private var running: [String: Int] = [:]
+    /// Origins whose status lines said HTTP/2 or later (engine thread only): their transfers are
+    /// streams of a connection, not held.
+    private var streamingOrigins: Set<String> = []
     /// The connections' sockets and protocols (engine thread only).
     let ledger = ConnectionLedger()
     /// Origins whose latest answer came over HTTP/2 or later (`CURLINFO_HTTP_VERSION`), for any
@@ -52,7 +60,6 @@ final class TransferEngine: @unchecked Sendable {
         self.multi = multi
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, self.maximumConnectionsPerHost)
         // libcurl's default keeps 4 idle connections per transfer in the multi handle; between two
         // files a worker has none in it (it is verifying and syncing), so kept connections were
         // closed and opened again. Keep enough for every host of a mirror list instead.
@@ -148,56 +155,94 @@ final class TransferEngine: @unchecked Sendable {
         case .add(_, let channel) where cancelled:
             channel.finish(CURLE_ABORTED_BY_CALLBACK)
         case .add(let handle, let channel):
-            let code = curl_multi_add_handle(self.multi, handle)
-            guard code == CURLM_OK else { return channel.finish(CURLE_FAILED_INIT) }
-            self.active[handle] = channel
+            self.start(handle, channel)
         case .resume(let handle, let channel):
             guard self.active[handle] === channel else { return }
             _ = curl_easy_pause(handle, CURLPAUSE_CONT)
         case .abort(let handle, let channel):
+            if let index = self.held[channel.origin]?.firstIndex(where: { $0.channel === channel }) {
+                self.held[channel.origin]?.remove(at: index)
+                return channel.finish(CURLE_ABORTED_BY_CALLBACK)
+            }
             guard self.active[handle] === channel else { return }
             self.active[handle] = nil
             curl_multi_remove_handle(self.multi, handle)
             channel.finish(CURLE_ABORTED_BY_CALLBACK)
+            self.ended(channel)
         case .abortAll:
             for (handle, channel) in self.active {
                 curl_multi_remove_handle(self.multi, handle)
                 channel.finish(CURLE_ABORTED_BY_CALLBACK)
             }
+            for (_, channel) in self.held.values.joined() { channel.finish(CURLE_ABORTED_BY_CALLBACK) }
             self.active = [:]
+            self.held = [:]
+            self.running = [:]
+        }
+    }
+
+    /// Adds a transfer to libcurl, or holds it while its origin has as many running as allowed.
+    private func start(_ handle: UnsafeMutableRawPointer, _ channel: TransferChannel) {
+        let origin = channel.origin
+        if !self.streamingOrigins.contains(origin), self.running[origin, default: 0] >= self.maximumConnectionsPerHost {
+            self.held[origin, default: []].append((handle, channel))
+            return
+        }
+        guard curl_multi_add_handle(self.multi, handle) == CURLM_OK else { return channel.finish(CURLE_FAILED_INIT) }
+        self.active[handle] = channel
+        self.running[origin, default: 0] += 1
+    }
+
+    /// A running transfer left libcurl: a held one of its origin may start.
+    private func ended(_ channel: TransferChannel) {
+        let origin = channel.origin
+        self.running[origin, default: 1] -= 1
+        if self.running[origin] == 0 { self.running[origin] = nil }
+        self.release(origin)
+    }
+
+    /// Starts the transfers held for `origin` that may run now.
+    private func release(_ origin: String) {
+        while let next = self.held[origin]?.first,
+            self.streamingOrigins.contains(origin) || self.running[origin, default: 0] < self.maximumConnectionsPerHost
+        {
+            self.held[origin]?.removeFirst()
+            if self.held[origin]?.isEmpty == true { self.held[origin] = nil }
+            self.start(next.handle, next.channel)
         }
     }
 
     /// A transfer libcurl ended: its waiting thread is told. When its own attempt to connect
-    /// failed while others to its origin waited for that connection to show whether it
-    /// multiplexes (`CURLOPT_PIPEWAIT`), they end with it: otherwise each would wait out its own
-    /// connect timeout in turn, one after another, behind a host that never answers. (One that
-    /// only waited, for `--max-time` say, takes no other with it.)
+    /// timed out and no transfer to its origin has a connection, the transfers of that origin
+    /// without one end with it (those held here, those waiting for that connection to show
+    /// whether it multiplexes, `CURLOPT_PIPEWAIT`, and one libcurl let start its own attempt as
+    /// this one failed): otherwise each would wait out its own connect timeout in turn, one wave
+    /// after another, behind a host that never answers. A fast failure (refused, reset) takes
+    /// no other along: the next attempt may well work, and costs little.
     private func end(_ handle: UnsafeMutableRawPointer, _ code: CURLcode) {
         curl_multi_remove_handle(self.multi, handle)
         guard let channel = self.active.removeValue(forKey: handle) else { return }
-        guard Self.connectFailures.contains(code), channel.triedConnecting, channel.connection == nil,
-            channel.waitsForMultiplexing
+        let origin = channel.origin
+        guard code == CURLE_OPERATION_TIMEDOUT, channel.triedConnecting, channel.connection == nil,
+            !self.active.values.contains(where: { $0.origin == origin && $0.connection != nil })
         else {
-            return channel.finish(code)
+            channel.finish(code)
+            return self.ended(channel)
         }
         let text = channel.errorText.map { String(cString: $0) } ?? ""  // read before the waiting thread goes on
         channel.finish(code)
         let reason =
-            (text.isEmpty ? EasyHandle.describe(code) : text) + " (the connection to this host it waited for)"
+            (text.isEmpty ? EasyHandle.describe(code) : text) + " (another download's connection to this host)"
         for (other, waiting) in self.active
-        where waiting.origin == channel.origin && waiting.waitsForMultiplexing && waiting.connection == nil {
+        where waiting.origin == origin && waiting.connection == nil {
             self.active[other] = nil
             curl_multi_remove_handle(self.multi, other)
             waiting.finish(code, message: reason)
+            self.running[origin, default: 1] -= 1
         }
+        for (_, waiting) in self.held.removeValue(forKey: origin) ?? [] { waiting.finish(code, message: reason) }
+        self.ended(channel)
     }
-
-    /// Codes of a transfer that got no usable connection.
-    private static let connectFailures: Set<CURLcode> = [
-        CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
-        CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION,
-    ]
 
     // MARK: libcurl's connection callbacks (on the engine's thread)
 
@@ -208,9 +253,16 @@ final class TransferEngine: @unchecked Sendable {
         self.ledger.taken(name)
     }
 
-    /// A status line came for a transfer.
+    /// A status line came for a transfer: its connection's protocol is known, and an origin
+    /// that answers over HTTP/2 or later lets the transfers held for it go (as streams).
     func answered(_ channel: TransferChannel, statusLine: UnsafeRawBufferPointer) {
         guard let name = channel.connection, statusLine.starts(with: "HTTP/".utf8) else { return }
-        self.ledger.answered(on: name, http1: statusLine.starts(with: "HTTP/1".utf8))
+        let http1 = statusLine.starts(with: "HTTP/1".utf8)
+        self.ledger.answered(on: name, http1: http1)
+        if http1 {
+            self.streamingOrigins.remove(channel.origin)
+        } else if self.streamingOrigins.insert(channel.origin).inserted {
+            self.release(channel.origin)
+        }
     }
 }
