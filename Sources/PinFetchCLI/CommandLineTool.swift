@@ -85,8 +85,9 @@ public enum CommandLineTool {
                                      for mirrors of the directory, in order of preference
               --shard K/N            with -i: only entries whose index mod N is K
           -j, --jobs N               downloads at once (default 1)
-              --max-connections-per-host N  connections to one host at most, for all
-                                     downloads together (default 8); over HTTP/2 one carries them all
+              --max-connections-per-host N  downloads (so connections) to one host at once, for
+                                     all downloads together (default 8); over HTTP/2 one connection
+                                     carries them all
               --fail-fast            start no new file after the first failure
               --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU, BSD, bare, PGP clear-signed, UTF-16);
                                      entry by the URL's path (longest suffix), else the output name
