@@ -26,13 +26,14 @@ extension ProcessTests {
         return (lines, files)
     }
 
-    @Test func `100 files with -j 8 over HTTP/2 come as streams of one connection, each verified`() async throws {
+    @Test(arguments: [8, 32])
+    func `100 files over HTTP/2 come as streams of one connection, each verified`(jobs: Int) async throws {
         try await Self.withHTTPSNginx { nginx, authority, work in
             let (lines, files) = try Self.serveBatch(nginx, count: 100) { nginx.httpsURL($0) }
             try (lines.joined(separator: "\n") + "\n").write(toFile: work + "/list", atomically: true, encoding: .utf8)
             let out = try EndToEndTests.makeDirectory(work + "/out")
             let run = try await self.pinfetch(
-                ["--cacert", authority.certificate, "-j", "8", "-i", work + "/list", "-P", out],
+                ["--cacert", authority.certificate, "-j", "\(jobs)", "-i", work + "/list", "-P", out],
                 logs: work + "/run"
             )
             #expect(run.status == 0, EndToEndTests.explain(run, nginx))

@@ -43,6 +43,9 @@ final class TransferEngine: @unchecked Sendable {
     /// Origins whose status lines said HTTP/2 or later (engine thread only): their transfers are
     /// streams of a connection, not held.
     private var streamingOrigins: Set<String> = []
+    /// Origins that just turned out to multiplex, whose held transfers start after the current
+    /// `curl_multi_perform` (libcurl refuses `curl_multi_add_handle` from within its callbacks).
+    private var released: Set<String> = []
     /// The connections' sockets and protocols (engine thread only).
     let ledger = ConnectionLedger()
     /// Origins whose latest answer came over HTTP/2 or later (`CURLINFO_HTTP_VERSION`), for any
@@ -141,6 +144,8 @@ final class TransferEngine: @unchecked Sendable {
                 guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
                 self.end(handle, ccurl_message_result(message))
             }
+            for origin in self.released { self.release(origin) }
+            self.released = []
             _ = curl_multi_poll(self.multi, nil, 0, 1000, nil)
         }
         curl_multi_cleanup(self.multi)
@@ -262,7 +267,7 @@ final class TransferEngine: @unchecked Sendable {
         if http1 {
             self.streamingOrigins.remove(channel.origin)
         } else if self.streamingOrigins.insert(channel.origin).inserted {
-            self.release(channel.origin)
+            self.released.insert(channel.origin)
         }
     }
 }
