@@ -43,18 +43,15 @@ final class ConnectionLedger {
 
     /// A transfer took connection `name`, before its request goes out. A connection another
     /// transfer used, last for HTTP/1.x, that has bytes (or an end) waiting is shut down.
-    /// - Returns: whether the socket was shut down.
-    @discardableResult
-    func taken(_ name: String) -> Bool {
+    func taken(_ name: String) {
         guard !self.used.insert(name).inserted, self.http1.contains(name), let fd = self.socket(named: name) else {
-            return false
+            return
         }
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&descriptor, 1, 0) > 0, descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 else {
-            return false
+            return
         }
         _ = shutdown(fd, Int32(SHUT_RDWR))
-        return true
     }
 
     /// An answer's status line came on connection `name`.

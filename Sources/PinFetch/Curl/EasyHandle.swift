@@ -179,12 +179,6 @@ final class EasyHandle: @unchecked Sendable {
             // ("Failed to resolve host … after 0 ms") would name a step that never ran.
             text = "out of time (--max-time) while waiting for a connection to \(channel.origin)"
         }
-        var version = 0  // CURL_HTTP_VERSION_NONE until an answer came
-        if let origin, ccurl_easy_getinfo_long(self.raw, CURLINFO_HTTP_VERSION, &version) == CURLE_OK,
-            version != CURL_HTTP_VERSION_NONE
-        {
-            self.engine.note(origin, multiplexes: version >= CURL_HTTP_VERSION_2_0)
-        }
         // No new connection (`CURLINFO_NUM_CONNECTS` 0) although a request went out (`CURLINFO_REQUEST_SIZE`
         // > 0; a failed connect sends none): the request used a connection kept from an earlier one.
         var connects = 0

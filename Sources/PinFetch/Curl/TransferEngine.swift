@@ -40,16 +40,14 @@ final class TransferEngine: @unchecked Sendable {
     /// Transfers held back, by origin, and those running, by origin (engine thread only).
     private var held: [String: [(handle: UnsafeMutableRawPointer, channel: TransferChannel)]] = [:]
     private var running: [String: Int] = [:]
-    /// Origins whose status lines said HTTP/2 or later (engine thread only): their transfers are
-    /// streams of a connection, not held.
-    private var streamingOrigins: Set<String> = []
     /// Origins that just turned out to multiplex, whose held transfers start after the current
     /// `curl_multi_perform` (libcurl refuses `curl_multi_add_handle` from within its callbacks).
     private var released: Set<String> = []
     /// The connections' sockets and protocols (engine thread only).
     let ledger = ConnectionLedger()
-    /// Origins whose latest answer came over HTTP/2 or later (`CURLINFO_HTTP_VERSION`), for any
-    /// handle of the batch: there a HEAD may leave its connection for the next request.
+    /// Origins whose latest status line said HTTP/2 or later, for any transfer of the batch:
+    /// their transfers are streams of a connection, not held, and a HEAD there may leave its
+    /// connection for the next request. Written on the engine's thread, read by workers too.
     private let multiplexedOrigins = Mutex<Set<String>>([])
 
     /// Starts the engine's thread.
@@ -111,13 +109,6 @@ final class TransferEngine: @unchecked Sendable {
     /// Whether the latest answer from `origin` came over HTTP/2 or later.
     func multiplexes(_ origin: String) -> Bool {
         self.multiplexedOrigins.withLock { $0.contains(origin) }
-    }
-
-    /// Records the HTTP version of an answer from `origin`.
-    func note(_ origin: String, multiplexes: Bool) {
-        self.multiplexedOrigins.withLock { origins in
-            if multiplexes { origins.insert(origin) } else { origins.remove(origin) }
-        }
     }
 
     private func send(_ request: Request) {
@@ -189,7 +180,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Adds a transfer to libcurl, or holds it while its origin has as many running as allowed.
     private func start(_ handle: UnsafeMutableRawPointer, _ channel: TransferChannel) {
         let origin = channel.origin
-        if !self.streamingOrigins.contains(origin), self.running[origin, default: 0] >= self.maximumConnectionsPerHost {
+        if self.running[origin, default: 0] >= self.maximumConnectionsPerHost, !self.multiplexes(origin) {
             self.held[origin, default: []].append((handle, channel))
             return
         }
@@ -209,7 +200,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Starts the transfers held for `origin` that may run now.
     private func release(_ origin: String) {
         while let next = self.held[origin]?.first,
-            self.streamingOrigins.contains(origin) || self.running[origin, default: 0] < self.maximumConnectionsPerHost
+            self.running[origin, default: 0] < self.maximumConnectionsPerHost || self.multiplexes(origin)
         {
             self.held[origin]?.removeFirst()
             if self.held[origin]?.isEmpty == true { self.held[origin] = nil }
@@ -264,10 +255,13 @@ final class TransferEngine: @unchecked Sendable {
         guard let name = channel.connection, statusLine.starts(with: "HTTP/".utf8) else { return }
         let http1 = statusLine.starts(with: "HTTP/1".utf8)
         self.ledger.answered(on: name, http1: http1)
-        if http1 {
-            self.streamingOrigins.remove(channel.origin)
-        } else if self.streamingOrigins.insert(channel.origin).inserted {
-            self.released.insert(channel.origin)
+        let newlyMultiplexed = self.multiplexedOrigins.withLock { origins in
+            if http1 {
+                origins.remove(channel.origin)
+                return false
+            }
+            return origins.insert(channel.origin).inserted
         }
+        if newlyMultiplexed { self.released.insert(channel.origin) }
     }
 }
