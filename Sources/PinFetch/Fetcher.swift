@@ -234,20 +234,41 @@ private final class Batch: Sendable {
     }
 
     private func finish(_ index: Int, _ result: FetchResult) {
-        self.state.withLock { state in
+        let firstFailure: PinFetchError.Code? = self.state.withLock { state in
             state.results[index] = result
-            if let error = result.error, state.firstFailure == nil { state.firstFailure = error.code }
+            guard let error = result.error, state.firstFailure == nil else { return nil }
+            state.firstFailure = error.code
+            return error.code
+        }
+        if self.failFast, let firstFailure, result.status != .skipped {
+            // Files waiting for a connection to their host have not started either.
+            self.control.stopStarting(after: firstFailure)
+            try? self.engine.get().dropUnstarted()
         }
         self.onResult?(index, result)
     }
 }
 
 /// Cancellation shared between the caller and the transfer thread; libcurl sees it in its
-/// progress callback and stops with `CURLE_ABORTED_BY_CALLBACK`.
+/// progress callback and stops with `CURLE_ABORTED_BY_CALLBACK`. Also `--fail-fast`'s stop: once
+/// a file of the batch failed, a file that has not made a request yet makes none.
 final class TransferControl: Sendable {
     private let cancelled = Atomic<Bool>(false)
+    private let failFastCause = Mutex<PinFetchError.Code?>(nil)
     func cancel() { self.cancelled.store(true, ordering: .relaxed) }
     var isCancelled: Bool { self.cancelled.load(ordering: .relaxed) }
+
+    /// Files not started yet start no request from now on (`--fail-fast`, after a failure of `cause`).
+    func stopStarting(after cause: PinFetchError.Code) {
+        self.failFastCause.withLock { $0 = $0 ?? cause }
+    }
+
+    /// Why a file that made no request yet must not make one, or `nil` while it may: the run was
+    /// interrupted, or (`--fail-fast`) an earlier file failed.
+    var notStarting: (cause: PinFetchError.Code, reason: String)? {
+        if self.isCancelled { return (.cancelled, "the run was interrupted") }
+        return self.failFastCause.withLock { $0 }.map { ($0, "an earlier file failed (fail-fast)") }
+    }
 }
 
 /// Validates an absolute `http`/`https` URL with a host, so bad input is refused before anything

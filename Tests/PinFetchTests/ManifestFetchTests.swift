@@ -119,6 +119,47 @@ struct ManifestFetchTests {
         }
     }
 
+    @Test func `--fail-fast starts no file that waits for a connection to its host`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            let first = Atomic<Bool>(true)
+            server.handler = { request, _ in
+                // Whichever file takes the one connection fails, a moment later.
+                guard first.exchange(false, ordering: .relaxed) else {
+                    return TestResponse(status: 200, body: Self.body(0))
+                }
+                usleep(300_000)
+                return TestResponse(status: 404, body: Array("gone".utf8))
+            }
+            try await withTemporaryDirectory { directory in
+                try self.write((0..<6).map { server.url("/f\($0)") }, to: "\(directory)/manifest")
+                let run = await runCLI(
+                    Self.quiet + ["--fail-fast", "-j", "6", "--max-connections-per-host", "1"]
+                        + ["-P", "\(directory)/out", "-i", "\(directory)/manifest"]
+                )
+                #expect(run.status == 8, "\(run.standardError)")
+                // The connection the failed file left may go to the next file before the failure is
+                // known (as with a file taken by another worker at that moment): one more at most.
+                let requests = server.getRequests.count
+                #expect(requests <= 2, "\(server.getRequests.map(\.target))")
+                let lines = run.standardOutput.split(separator: "\n").map(String.init)
+                #expect(lines.count == 6)
+                #expect(lines.filter { $0.contains(#""status":"failed""#) }.count == 1, "\(lines)")
+                let skipped = lines.filter { $0.contains(#""status":"skipped""#) }
+                #expect(skipped.count == 6 - requests, "\(lines)")
+                #expect(
+                    skipped.allSatisfy {
+                        $0.contains("not started: an earlier file failed (fail-fast)") && $0.contains(#""mirrors":[]"#)
+                            && $0.contains(#""exit_code":8"#)
+                    },
+                    "\(skipped)"
+                )
+                #expect(run.standardError.contains("\(6 - requests) not started"), "\(run.standardError)")
+                // No partial, no lock file: only what was downloaded.
+                #expect(listing("\(directory)/out").count == requests - 1)
+            }
+        }
+    }
+
     @Test(arguments: [(0, 3), (1, 3), (2, 3), (0, 1)])
     func `--shard K of N takes the entries whose index mod N is K`(k: Int, n: Int) async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in

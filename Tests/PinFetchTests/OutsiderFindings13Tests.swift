@@ -187,7 +187,7 @@ extension ProcessTests {
                 _ = try Self.serveFiles(nginx, count: 20, size: 600 << 10, in: work) { nginx.slowURL($0) }
                 let out = try EndToEndTests.makeDirectory(work + "/out")
                 let child = try self.startPinfetch(
-                    ["-j", "16", "--max-connections-per-host", "1", "-i", work + "/list", "-P", out],
+                    ["--json", "-j", "16", "--max-connections-per-host", "1", "-i", work + "/list", "-P", out],
                     logs: work + "/run"
                 )
                 try await Self.waitUntil("a file on its way", child) {  // whichever took the connection
@@ -205,6 +205,10 @@ extension ProcessTests {
                 let partials = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [])
                     .filter { $0.hasSuffix(".part") }
                 #expect(partials.count <= 1, "\(partials)")
+                // The files that waited for the connection never started: `skipped`, as DESIGN.md says.
+                let lines = child.standardOutput.split(separator: "\n")
+                #expect(lines.count == 20)
+                #expect(lines.filter { $0.contains(#""status":"skipped""#) }.count >= 18, "\(lines)")
             }
         }
     }

@@ -67,7 +67,8 @@ final class EasyHandle: @unchecked Sendable {
                 origin: origin ?? request.url,
                 waitsForMultiplexing: pipewait,
                 errorText: UnsafePointer(errorText.baseAddress),
-                rateLimit: request.transport.maximumReceiveRate
+                rateLimit: request.transport.maximumReceiveRate,
+                opensFile: request.opensFile
             )
             let context = Unmanaged.passUnretained(channel).toOpaque()
             var setup = CURLE_OK
@@ -167,6 +168,9 @@ final class EasyHandle: @unchecked Sendable {
             )
             let deadline = request.timeout.map { started + .milliseconds(Int64($0 * 1000)) }
             return (self.run(channel, delegate: delegate, deadline: deadline), channel)
+        }
+        if let channel, channel.wasDropped {
+            return TransferOutcome(code: Int(code.rawValue), message: "not started", category: .notStarted)
         }
         // No body (HEAD, a 3xx or an empty answer): the head is still looked at.
         if code == CURLE_OK || delegate.head != nil, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }

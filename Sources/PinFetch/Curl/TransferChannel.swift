@@ -44,14 +44,18 @@ final class TransferChannel: @unchecked Sendable {
     var connection: String?
     /// Whether libcurl made a socket for this transfer (it tried to connect, not only waited).
     var triedConnecting = false
+    /// Whether this is its file's first request (``TransferRequest/opensFile``).
+    let opensFile: Bool
 
     init(
         engine: TransferEngine,
         origin: String,
         waitsForMultiplexing: Bool,
         errorText: UnsafePointer<CChar>?,
-        rateLimit: Int64? = nil
+        rateLimit: Int64? = nil,
+        opensFile: Bool = false
     ) {
+        self.opensFile = opensFile
         self.pauseAbove = rateLimit.map { Int(min(Int64(Self.pauseAbove), max(16 << 10, $0 / 10))) } ?? Self.pauseAbove
         self.engine = engine
         self.origin = origin
@@ -70,6 +74,7 @@ final class TransferChannel: @unchecked Sendable {
     /// ended it for a reason libcurl's error text does not give.
     private var finished: CURLcode?
     private var finishMessage: String?
+    private var dropped = false
 
     // MARK: The engine's side (libcurl's callbacks and the end of the transfer)
 
@@ -129,6 +134,21 @@ final class TransferChannel: @unchecked Sendable {
             self.finishMessage = message
         }
         self.condition.broadcast()
+    }
+
+    /// Ends a transfer libcurl never had (``TransferOutcome/Category/notStarted``).
+    func drop() {
+        self.condition.lock()
+        self.dropped = self.finished == nil
+        self.condition.unlock()
+        self.finish(CURLE_ABORTED_BY_CALLBACK)
+    }
+
+    /// Whether the engine dropped the transfer before libcurl had it (read after it ended).
+    var wasDropped: Bool {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        return self.dropped
     }
 
     /// The engine's reason for ending the transfer, if it gave one (read after it ended).

@@ -25,6 +25,7 @@ final class TransferEngine: @unchecked Sendable {
         case resume(UnsafeMutableRawPointer, TransferChannel)
         case abort(UnsafeMutableRawPointer, TransferChannel)
         case abortAll
+        case dropUnstarted
     }
 
     /// Connections to one host at most (`--max-connections-per-host`).
@@ -35,6 +36,8 @@ final class TransferEngine: @unchecked Sendable {
     private var stopping = false
     /// Set by ``cancelAll()``: every transfer, running or to come, ends at once.
     private var cancelled = false
+    /// Set by ``dropUnstarted()`` (engine thread only).
+    private var dropsUnstarted = false
     private var stopped = false
     private var active: [UnsafeMutableRawPointer: TransferChannel] = [:]
     /// Transfers held back, by origin, and those running, by origin (engine thread only).
@@ -94,6 +97,12 @@ final class TransferEngine: @unchecked Sendable {
         curl_multi_wakeup(self.multi)
     }
 
+    /// Drops the held first requests of files (``TransferRequest/opensFile``) now and later
+    /// (`--fail-fast` after a failure: those files never start); other transfers go on.
+    func dropUnstarted() {
+        self.send(.dropUnstarted)
+    }
+
     /// Closes the connections and ends the thread once no transfer is left; returns when it ended.
     /// No transfer may be submitted after this.
     func stop() {
@@ -149,7 +158,7 @@ final class TransferEngine: @unchecked Sendable {
     private func handle(_ request: Request, cancelled: Bool) {
         switch request {
         case .add(_, let channel) where cancelled:
-            channel.finish(CURLE_ABORTED_BY_CALLBACK)
+            Self.abortUnstarted(channel)
         case .add(let handle, let channel):
             self.start(handle, channel)
         case .resume(let handle, let channel):
@@ -170,17 +179,30 @@ final class TransferEngine: @unchecked Sendable {
                 curl_multi_remove_handle(self.multi, handle)
                 channel.finish(CURLE_ABORTED_BY_CALLBACK)
             }
-            for (_, channel) in self.held.values.joined() { channel.finish(CURLE_ABORTED_BY_CALLBACK) }
+            for (_, channel) in self.held.values.joined() { Self.abortUnstarted(channel) }
             self.active = [:]
             self.held = [:]
             self.running = [:]
+        case .dropUnstarted:
+            self.dropsUnstarted = true
+            for (origin, waiting) in self.held {
+                for (_, channel) in waiting where channel.opensFile { channel.drop() }
+                self.held[origin] = waiting.filter { !$0.channel.opensFile }
+                if self.held[origin]?.isEmpty == true { self.held[origin] = nil }
+            }
         }
+    }
+
+    /// Ends a transfer libcurl never had: dropped when it was its file's first request.
+    private static func abortUnstarted(_ channel: TransferChannel) {
+        if channel.opensFile { channel.drop() } else { channel.finish(CURLE_ABORTED_BY_CALLBACK) }
     }
 
     /// Adds a transfer to libcurl, or holds it while its origin has as many running as allowed.
     private func start(_ handle: UnsafeMutableRawPointer, _ channel: TransferChannel) {
         let origin = channel.origin
         if self.running[origin, default: 0] >= self.maximumConnectionsPerHost, !self.multiplexes(origin) {
+            if self.dropsUnstarted, channel.opensFile { return channel.drop() }
             self.held[origin, default: []].append((handle, channel))
             return
         }

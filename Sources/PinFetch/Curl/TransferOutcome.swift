@@ -1,6 +1,11 @@
 /// How one libcurl transfer ended.
 struct TransferOutcome {
-    enum Category { case ok, network, tls, protocolViolation, authentication, aborted, other }
+    enum Category {
+        case ok, network, tls, protocolViolation, authentication, aborted, other
+        /// Dropped while it waited for a connection, before libcurl had it: the run was cancelled,
+        /// or (`--fail-fast`) another file failed.
+        case notStarted
+    }
     /// The `CURLcode`.
     var code: Int
     /// libcurl's error text (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).

@@ -24,4 +24,7 @@ struct TransferRequest {
     /// retry a protocol failure seen on a reused connection (``TransferOutcome/reusedConnection``). Other
     /// kept connections stay in the handle.
     var freshConnection: Bool = false
+    /// Whether this is the first request of a file that has made none yet: while it waits for a
+    /// connection (``TransferEngine``), `--fail-fast` may drop it (``TransferOutcome/Category/notStarted``).
+    var opensFile: Bool = false
 }

@@ -17,6 +17,7 @@ extension Download {
     func download(excluding excluded: Set<Int> = []) throws(PinFetchError) {
         var policy = RetryPolicy(options: self.options, mirrorCount: self.mirrors.count, excluding: excluded)
         while true {
+            if !self.madeRequest, let stop = self.control.notStarting { throw self.notStarted(stop) }
             if self.control.isCancelled { try self.stopForCancellation() }
             if let remaining = self.remainingTime, remaining <= 0 { try self.stopForMaximumTime() }
             self.attempts += 1
@@ -28,7 +29,8 @@ extension Download {
             do {
                 result = try self.attempt()
             } catch {
-                try self.keepForLaterRun(after: error)  // e.g. a full disk: cut back to the checkpoint
+                // e.g. a full disk: cut back to the checkpoint; a file not started keeps all it had
+                if self.notStartedBecause == nil { try self.keepForLaterRun(after: error) }
                 throw error
             }
             switch result {
@@ -299,7 +301,7 @@ extension Download {
             case .tls: (.tlsVerification, false)
             case .authentication: (.authentication, false)
             case .protocolViolation: (.protocolViolation, false)
-            case .ok, .aborted, .other: (.generic, false)
+            case .ok, .aborted, .other, .notStarted: (.generic, false)
             }
         let message = "\(self.currentLabel): \(outcome.message)\(self.atByte)"
         return .failed(PinFetchError(code, message, underlying: outcome.code), retryable: retryable, retryAfter: nil)

@@ -79,6 +79,11 @@ final class Download {
     var oversized = false
     /// `true` when the destination already held the pinned file.
     var alreadyComplete = false
+    /// Whether a request of this file reached libcurl; until then `--fail-fast` or an interrupt
+    /// leaves the file ``FetchResult/Status/skipped`` (DESIGN.md: "a file never started").
+    var madeRequest = false
+    /// Why the file was not started, once it stopped for that.
+    var notStartedBecause: (cause: PinFetchError.Code, reason: String)?
 
     /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
     var maximumRestarts: Int { self.options.retries + 2 }
@@ -151,6 +156,16 @@ final class Download {
             result.mirrors = self.mirrorOutcomes.map {
                 FetchResult.MirrorOutcome(url: self.mirrors[$0.index].redacted, outcome: $0.outcome)
             }
+        }
+        // A file that made no request: as if never taken (its partial, if any, is still named).
+        if let stop = self.notStartedBecause {
+            result.status = .skipped
+            result.error = PinFetchError(stop.cause, "\(self.destination): not started: \(stop.reason)")
+            result.bytes = 0
+            result.digest = nil
+            result.attempts = 0
+            result.source = nil
+            result.mirrors = []
         }
         let sidecars = self.sidecars
         if result.error != nil, FileSystem.exists(sidecars.checkpoint), let size = FileSystem.size(of: sidecars.partial)
@@ -271,6 +286,12 @@ final class Download {
             self.decide("the partial is as long as the remote file: verifying it without a GET")
             try self.restore(recovery!)
         }
+    }
+
+    /// Stops a file that made no request yet, for `stop` (``TransferControl/notStarting``).
+    func notStarted(_ stop: (cause: PinFetchError.Code, reason: String)) -> PinFetchError {
+        self.notStartedBecause = stop
+        return PinFetchError(stop.cause, "\(self.destination): not started: \(stop.reason)")
     }
 
     /// Hands `event` to the caller's hook (``FetchOptions/events``), if any.

@@ -38,6 +38,7 @@ extension Download {
         {
             headers.append("Authorization: Basic \(Data(credentials.utf8).base64EncodedString())")
         }
+        if !self.madeRequest, let stop = self.control.notStarting { throw self.notStarted(stop) }
         let userHeaders = Set(self.options.headers)
         var onOrigin = true
         var hops = 0
@@ -54,6 +55,7 @@ extension Download {
             request.netrc = onOrigin
             request.timeout = self.remainingTime.map { max(0.001, $0) }
             request.freshConnection = freshConnection && hops == 0
+            request.opensFile = !self.madeRequest
             if self.options.events != nil {
                 self.report(
                     .request(
@@ -67,6 +69,10 @@ extension Download {
                 )
             }
             let outcome = try self.easy.perform(request, delegate: delegate)
+            if outcome.category == .notStarted {
+                throw self.notStarted(self.control.notStarting ?? (.cancelled, "the run was interrupted"))
+            }
+            self.madeRequest = true
             if self.options.events != nil, let head = delegate.head {
                 let shown = head.fields.filter { Self.decidingFields.contains($0.name) }
                     .map { Redaction.headerLine("\($0.name): \($0.value)") }
