@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// The pieces of a segmented download (issue 14): who fetches what, and that bytes delivered out
+/// of order reach the hash in order, from memory while it lasts and from disk past its bound.
+struct SegmentPlanTests {
+    @Test func `fetchers take the first open piece, in order, and a released piece comes back first`() {
+        var plan = SegmentPlan(length: 10 * 100 + 7, pieceSize: 100)
+        #expect(plan.pieces.count == 11)
+        #expect(plan.range(of: 10) == 1000..<1007)
+        let claimed = (0..<3).map { plan.claimNext(for: $0) }
+        #expect(claimed == [0, 1, 2])
+        let taken = plan.claim(1, for: 0)
+        #expect(!taken)  // fetcher 1 has it: the stream of 0 stops at its end
+        plan.release(1)  // fetcher 1 failed
+        let again = plan.claimNext(for: 3)
+        #expect(again == 1)
+        plan.markWritten(0)
+        plan.release(0)  // a written piece stays written
+        #expect(plan.pieces[0] == .written)
+        let next = plan.claim(3, for: 2)
+        #expect(next)
+        #expect(plan.piece(at: 399) == 3 && plan.piece(at: 400) == 4)
+        for index in 1..<11 { plan.markWritten(index) }
+        #expect(plan.isComplete)
+        let none = plan.claimNext(for: 0)
+        #expect(none == nil)
+    }
+
+    @Test func `pieces wholly before a resumed prefix are written already`() {
+        let plan = SegmentPlan(length: 1000, pieceSize: 100, writtenUpTo: 250)
+        #expect(plan.pieces[0] == .written && plan.pieces[1] == .written && plan.pieces[2] == .open)
+        #expect(SegmentPlan(length: 1000, pieceSize: 100, writtenUpTo: 1000).isComplete)
+    }
+
+    /// Writes `spans` of `content` to a partial in the order given and delivers each; returns the
+    /// digest, the bytes read back and the most kept in memory.
+    private func assemble(
+        _ content: [UInt8],
+        spans: [Range<Int>],
+        memoryBound: Int,
+        in directory: String
+    ) throws -> (digest: String, reread: Int64, peak: Int) {
+        let partial = try PartialFile(path: directory + "/f.part")
+        let digest = RunningDigest(algorithm: .sha256)
+        let pipeline = HashingPipeline(
+            digest: digest,
+            offset: 0,
+            bufferSize: 64 << 10,
+            cadence: HashingPipeline.Cadence(FetchOptions()),
+            checkpoint: nil
+        )
+        let assembler = SegmentAssembler(pipeline: pipeline, partial: partial, prefix: 0, memoryBound: memoryBound)
+        for span in spans {
+            try content[span].withUnsafeBytes { bytes in
+                try partial.write(bytes, at: Int64(span.lowerBound))
+                try assembler.deliver(bytes, at: Int64(span.lowerBound))
+            }
+        }
+        #expect(assembler.hashedPrefix == Int64(content.count))
+        #expect(pipeline.finish() == nil)
+        return (Pin.hex(digest.finalize()), assembler.rehashedBytes, assembler.peakKeptBytes)
+    }
+
+    @Test func `pieces delivered out of order are hashed in order, from memory`() async throws {
+        let content = pseudoRandomBytes(1 << 20, seed: 14)
+        // Four pieces of 256 KiB in 16 KiB spans, interleaved as four connections deliver them.
+        let spans = (0..<16).flatMap { step in
+            [3, 1, 2, 0].map { piece in
+                (piece * (256 << 10) + step * (16 << 10))..<(piece * (256 << 10) + (step + 1) * (16 << 10))
+            }
+        }
+        try await withTemporaryDirectory { directory in
+            let result = try self.assemble(content, spans: spans, memoryBound: 1 << 20, in: directory)
+            #expect(result.digest == Fixtures.sha256(content))
+            #expect(result.reread == 0)
+            #expect(result.peak > 0 && result.peak <= 768 << 10)
+        }
+    }
+
+    @Test func `past the memory bound a span ahead is read back from the partial, and only that`() async throws {
+        let content = pseudoRandomBytes(1 << 20, seed: 15)
+        let half = 512 << 10
+        // The second half comes first (a lagging first piece), 64 KiB at a time; 128 KiB fit in memory.
+        let spans = stride(from: half, to: 1 << 20, by: 64 << 10).map { $0..<($0 + (64 << 10)) } + [0..<half]
+        try await withTemporaryDirectory { directory in
+            let result = try self.assemble(content, spans: spans, memoryBound: 128 << 10, in: directory)
+            #expect(result.digest == Fixtures.sha256(content))
+            #expect(result.reread == Int64(half - (128 << 10)))
+            #expect(result.peak == 128 << 10)
+        }
+    }
+}
