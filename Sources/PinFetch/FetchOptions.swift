@@ -50,6 +50,12 @@ public struct FetchOptions: Sendable {
     /// all the transfers of a batch together (at least 1). Transfers beyond them wait for one to
     /// end; over HTTP/2 they share a connection as streams instead. 8 by default, as browsers.
     public var maximumConnectionsPerHost = 8
+    /// Connections at most for one file (`--segments`, issue 14): 1 fetches it over one stream;
+    /// more cut a fresh download of a representation with a strong validator and
+    /// `Accept-Ranges: bytes` into pieces of 8 MiB fetched at once, hashed in order.
+    public var segments = 1
+    /// Bytes per piece of a segmented download (8 MiB).
+    public var segmentPieceSize: Int64 = 8 << 20
     /// Redirects followed at most per request.
     public var maximumRedirects = 10
     /// Follow a redirect from `https` to `http` (refused by default: exit 7).

@@ -54,7 +54,8 @@ public struct Arguments: Sendable {
     private static let valued: Set<String> = [
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
         "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
-        "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--max-connections-per-host", "--shard",
+        "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--max-connections-per-host", "--segments",
+        "--shard",
         "--cache-dir", "--max-filesize",
         "-u", "--user", "--netrc-file", "--cert", "--key", "--proxy", "--noproxy", "--max-time", "--limit-rate",
     ]
@@ -155,6 +156,11 @@ public struct Arguments: Sendable {
                     throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 64, not '\(value)'")
                 }
                 parsed.options.maximumConnectionsPerHost = count
+            case "--segments":
+                guard let count = Int(value), (1...16).contains(count) else {
+                    throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 16, not '\(value)'")
+                }
+                parsed.options.segments = count
             case "--fail-fast": parsed.failFast = true
             case "--shard": parsed.shard = try parseShard(value)
             case "--content-disposition": parsed.contentDisposition = true

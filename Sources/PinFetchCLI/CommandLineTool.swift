@@ -88,6 +88,9 @@ public enum CommandLineTool {
               --max-connections-per-host N  downloads (so connections) to one host at once, for
                                      all downloads together (default 8); over HTTP/2 one connection
                                      carries them all
+              --segments N           fetch one large file over N connections at once (1-16, default
+                                     1), in pieces of 8 MiB hashed in order; needs a strong
+                                     validator and Accept-Ranges: bytes, else one stream
               --fail-fast            start no new file after the first failure
               --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU, BSD, bare, PGP clear-signed, UTF-16);
                                      entry by the URL's path (longest suffix), else the output name

@@ -17,7 +17,8 @@ let curlGlobalInit: CURLcode = openSSLInitialized ? curl_global_init(Int(CURL_GL
 /// the handle is not in the engine, and information read after it left.
 final class EasyHandle: @unchecked Sendable {
     private let raw: UnsafeMutableRawPointer  // `CURL` is `typedef void`
-    private let engine: TransferEngine
+    /// The event loop its transfers run on (another handle for the same file uses it too).
+    let engine: TransferEngine
 
     init(engine: TransferEngine) throws(PinFetchError) {
         self.engine = engine
@@ -113,7 +114,11 @@ final class EasyHandle: @unchecked Sendable {
                     return channel.deliverBody(UnsafeRawBufferPointer(start: data, count: size * count))
                 }
             )
-            if pipewait { set(ccurl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1)) }
+            if request.ownConnection {
+                set(ccurl_easy_setopt_long(raw, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
+            } else if pipewait {
+                set(ccurl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1))
+            }
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_PREREQDATA, context))
             set(
                 ccurl_easy_setopt_prereq_function(raw) { context, peer, local, peerPort, localPort in

@@ -27,4 +27,7 @@ struct TransferRequest {
     /// Whether this is the first request of a file that has made none yet: while it waits for a
     /// connection (``TransferEngine``), `--fail-fast` may drop it (``TransferOutcome/Category/notStarted``).
     var opensFile: Bool = false
+    /// Ask over HTTP/1.1, on a connection of its own (a segment of a file, issue 14: streams of
+    /// one HTTP/2 connection would share that connection's speed limit).
+    var ownConnection: Bool = false
 }

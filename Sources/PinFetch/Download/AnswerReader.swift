@@ -26,6 +26,9 @@ final class AnswerReader: TransferDelegate {
     /// partial stood before it. Its bytes are not checkpointed, and are cut off again unless the
     /// body reaches the end its `Content-Range` announced (a lying body shows only by running past it).
     private(set) var rollback: Download.RollbackPoint?
+    /// The segmented fetch this answer leads (`--segments`), and the piece it streams now.
+    private(set) var segments: SegmentedFetch?
+    private(set) var leadPiece = 0
 
     init(download: Download, context: AnswerContext) {
         self.download = download
@@ -97,6 +100,13 @@ final class AnswerReader: TransferDelegate {
             provisional: pending.provisional
         )
         (self.pipeline, self.writer) = self.download.startBody()
+        if !pending.provisional, let pipeline = self.pipeline {
+            self.segments = self.download.segmentation(
+                for: pending.head,
+                totalLength: pending.totalLength,
+                pipeline: pipeline
+            )
+        }
     }
 
     /// Waits for the body's bytes to be hashed and its checkpoints written; the first
@@ -136,6 +146,7 @@ final class AnswerReader: TransferDelegate {
         }
         do throws(PinFetchError) {
             guard let pipeline = self.pipeline else { throw PinFetchError(.generic, "internal: body before head") }
+            if let segments = self.segments { return try self.lead(bytes, segments, pipeline) }
             try self.download.append(bytes, to: pipeline)
             self.received += Int64(bytes.count)
         } catch {
@@ -143,6 +154,34 @@ final class AnswerReader: TransferDelegate {
             return false
         }
         return true
+    }
+
+    /// The lead stream of a segmented fetch: writes its piece, and goes on into the next one only
+    /// while nobody has it; `false` (the transfer ends) where another fetcher's piece begins.
+    private func lead(
+        _ body: UnsafeRawBufferPointer,
+        _ segments: SegmentedFetch,
+        _ pipeline: HashingPipeline
+    ) throws(PinFetchError) -> Bool {
+        var bytes = body
+        while !bytes.isEmpty {
+            let end = segments.range(of: self.leadPiece).upperBound
+            if self.download.state.offset == end {
+                guard segments.claim(self.leadPiece + 1, for: 0) else { return false }
+                self.leadPiece += 1
+                continue
+            }
+            let count = Int(min(Int64(bytes.count), end - self.download.state.offset))
+            try self.download.append(
+                UnsafeRawBufferPointer(rebasing: bytes[..<count]),
+                to: pipeline,
+                through: segments.assembler
+            )
+            self.received += Int64(count)
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[count...])
+            if self.download.state.offset == end { segments.markWritten(self.leadPiece) }
+        }
+        return segments.stop == nil
     }
 
     override func progress(received: Int64) -> Bool {

@@ -193,6 +193,19 @@ extension Download {
         headers += self.options.headers
         let reader = AnswerReader(download: self, context: context)
         var outcome = try self.perform(.get, headers: headers, delegate: reader)
+        if let segments = reader.segments {
+            do throws(PinFetchError) {
+                outcome = try self.finishSegments(segments, leadPiece: reader.leadPiece, lead: outcome)
+            } catch {
+                _ = reader.finishBody()
+                throw error
+            }
+            if let reason = self.segmentRestart {
+                self.segmentRestart = nil
+                _ = reader.finishBody()
+                return .startOver(reason, discard: true)
+            }
+        }
         try self.settle(reader, outcome)
         if outcome.category == .protocolViolation, outcome.reusedConnection, !reader.hasDeliveredHead {
             // A stray byte left on a kept-alive connection (a body after a HEAD answer, say) broke

@@ -82,6 +82,10 @@ final class Download {
     /// Whether a request of this file reached libcurl; until then `--fail-fast` or an interrupt
     /// leaves the file ``FetchResult/Status/skipped`` (DESIGN.md: "a file never started").
     var madeRequest = false
+    /// Set when a piece of a segmented fetch answered for another representation: start over.
+    var segmentRestart: String?
+    /// Set once a segmented phase stopped early: the rest of this run uses one stream.
+    var segmentsStopped = false
     /// Why the file was not started, once it stopped for that.
     var notStartedBecause: (cause: PinFetchError.Code, reason: String)?
 

@@ -28,7 +28,8 @@ extension Download {
         _ method: TransferRequest.Method,
         headers: [String],
         delegate: TransferDelegate,
-        freshConnection: Bool = false
+        freshConnection: Bool = false,
+        on helper: EasyHandle? = nil
     ) throws(PinFetchError) -> TransferOutcome {
         let origin = self.mirrors[self.mirrorIndex]
         var current = origin
@@ -38,7 +39,7 @@ extension Download {
         {
             headers.append("Authorization: Basic \(Data(credentials.utf8).base64EncodedString())")
         }
-        if !self.madeRequest, let stop = self.control.notStarting { throw self.notStarted(stop) }
+        if helper == nil, !self.madeRequest, let stop = self.control.notStarting { throw self.notStarted(stop) }
         let userHeaders = Set(self.options.headers)
         var onOrigin = true
         var hops = 0
@@ -55,7 +56,8 @@ extension Download {
             request.netrc = onOrigin
             request.timeout = self.remainingTime.map { max(0.001, $0) }
             request.freshConnection = freshConnection && hops == 0
-            request.opensFile = !self.madeRequest
+            request.opensFile = helper == nil && !self.madeRequest
+            request.ownConnection = helper != nil
             if self.options.events != nil {
                 self.report(
                     .request(
@@ -68,11 +70,13 @@ extension Download {
                     )
                 )
             }
-            let outcome = try self.easy.perform(request, delegate: delegate)
-            if outcome.category == .notStarted {
-                throw self.notStarted(self.control.notStarting ?? (.cancelled, "the run was interrupted"))
+            let outcome = try (helper ?? self.easy).perform(request, delegate: delegate)
+            if helper == nil {
+                if outcome.category == .notStarted {
+                    throw self.notStarted(self.control.notStarting ?? (.cancelled, "the run was interrupted"))
+                }
+                self.madeRequest = true
             }
-            self.madeRequest = true
             if self.options.events != nil, let head = delegate.head {
                 let shown = head.fields.filter { Self.decidingFields.contains($0.name) }
                     .map { Redaction.headerLine("\($0.name): \($0.value)") }

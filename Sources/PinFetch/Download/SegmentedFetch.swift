@@ -1,0 +1,184 @@
+import FoundationEssentials
+@preconcurrency import Glibc
+import Synchronization
+
+/// One representation fetched over several connections at once (`--segments N`, issue 14).
+///
+/// The first GET (a `200` from byte 0 with a strong validator, `Accept-Ranges: bytes` and a
+/// length of more than one piece) goes on as the lead: it streams piece 0, then each next piece
+/// while nobody has it. Helpers, each with its own easy handle and connection, take the first
+/// open piece with a ranged GET carrying `If-Range` on that validator (RFC 9110 §13.1.5); every
+/// `206` is checked as strictly as the answer decision checks one (start, end, complete length,
+/// validator, no content coding). Bytes are written with `pwrite` at their offset, and a
+/// ``SegmentAssembler`` hashes them in order, so nothing is read back while memory lasts.
+///
+/// `@unchecked Sendable`: the plan and the stop reason are guarded by `condition`; the rest is
+/// immutable or atomic.
+final class SegmentedFetch: @unchecked Sendable {
+    /// Why the segmented phase ended early.
+    enum Stop: Equatable {
+        /// A piece's answer was for another representation: start again from byte 0.
+        case representationChanged(String)
+        /// A piece could not be fetched (network, a server that ignores `Range`): the rest comes
+        /// over one stream from the hashed prefix.
+        case failed(String)
+    }
+
+    /// Bytes per piece (issue 14: "e.g. 8 MiB").
+    static let pieceSize: Int64 = 8 << 20
+    /// Attempts at most for one piece before the phase stops.
+    static let attemptsPerPiece = 3
+
+    let length: Int64
+    let validator: Validator
+    let ifRange: String
+    let assembler: SegmentAssembler
+    private let condition = Condition()
+    private var plan: SegmentPlan
+    private var stopped: Stop?
+    private var failure: PinFetchError?
+    private var helpersRunning = 0
+    /// Body bytes the helpers received (the lead counts its own in the download).
+    let helperBytes = Atomic<Int64>(0)
+
+    init(length: Int64, validator: Validator, ifRange: String, assembler: SegmentAssembler, pieceSize: Int64) {
+        self.length = length
+        self.validator = validator
+        self.ifRange = ifRange
+        self.assembler = assembler
+        self.plan = SegmentPlan(length: length, pieceSize: pieceSize)
+        _ = self.plan.claimNext(for: 0)  // the lead streams piece 0
+    }
+
+    func range(of piece: Int) -> Range<Int64> { self.plan.range(of: piece) }
+
+    var stop: Stop? { self.locked { self.stopped } }
+    var isComplete: Bool { self.locked { self.plan.isComplete } }
+
+    func locked<T>(_ body: () -> T) -> T {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        return body()
+    }
+
+    /// Stops every fetcher at its next step; the first reason given stays.
+    func stop(_ reason: Stop) {
+        self.locked { if self.stopped == nil { self.stopped = reason } }
+    }
+
+    /// The next piece for `fetcher`, or `nil` when none is left or the phase stopped.
+    func claimNext(for fetcher: Int) -> Int? {
+        self.locked { self.stopped == nil ? self.plan.claimNext(for: fetcher) : nil }
+    }
+
+    /// Piece `index` for `fetcher` if nobody has it (the lead going on past its piece).
+    func claim(_ index: Int, for fetcher: Int) -> Bool {
+        self.locked { self.stopped == nil && self.plan.claim(index, for: fetcher) }
+    }
+
+    /// A fetcher's local failure (disk): the phase stops, and the download fails with it.
+    func fail(_ error: PinFetchError) {
+        self.locked {
+            if self.failure == nil { self.failure = error }
+            if self.stopped == nil { self.stopped = .failed(error.message) }
+        }
+    }
+
+    var localFailure: PinFetchError? { self.locked { self.failure } }
+
+    func markWritten(_ index: Int) { self.locked { self.plan.markWritten(index) } }
+
+    /// Starts a helper thread.
+    func startHelper(_ body: @escaping @Sendable () -> Void) {
+        self.locked { self.helpersRunning += 1 }
+        Threads.detach(name: "pinfetch.segment") { [self] in
+            body()
+            self.condition.lock()
+            self.helpersRunning -= 1
+            self.condition.broadcast()
+            self.condition.unlock()
+        }
+    }
+
+    /// Waits until every helper has returned.
+    func waitForHelpers() {
+        self.condition.lock()
+        while self.helpersRunning > 0 { self.condition.wait() }
+        self.condition.unlock()
+    }
+}
+
+/// Reads one piece's `206` for a ``SegmentedFetch``: writes its bytes at their offsets and hands
+/// them to the assembler; anything but the exact range of the same representation stops it.
+final class PieceReader: TransferDelegate {
+    let fetch: SegmentedFetch
+    let partial: PartialFile
+    /// The bytes asked for.
+    let wanted: Range<Int64>
+    /// The next offset to write.
+    private(set) var position: Int64
+    /// Why the answer could not be used, once known.
+    private(set) var refusal: SegmentedFetch.Stop?
+    private(set) var localFailure: PinFetchError?
+    private let isStopped: @Sendable () -> Bool
+
+    init(fetch: SegmentedFetch, partial: PartialFile, wanted: Range<Int64>, isStopped: @escaping @Sendable () -> Bool) {
+        self.fetch = fetch
+        self.partial = partial
+        self.wanted = wanted
+        self.position = wanted.lowerBound
+        self.isStopped = isStopped
+    }
+
+    override func receive(head: ResponseHead) -> Bool {
+        let validator = head.validator
+        if head.status == 200 {
+            // If-Range failed (another representation), or the server ignores Range.
+            let same = self.fetch.validator.matches(validator) == true && head.contentLength == self.fetch.length
+            self.refusal =
+                same
+                ? .failed("the server answered a ranged request with the whole file (200)")
+                : .representationChanged("a piece's answer was for another representation (200, validator changed)")
+            return false
+        }
+        guard head.status == 206 else {
+            self.refusal = .failed("a piece's answer was HTTP \(head.status)")
+            return false
+        }
+        guard self.fetch.validator.matches(validator) == true else {
+            self.refusal = .representationChanged("a piece's 206 carries another validator")
+            return false
+        }
+        guard !head.hasContentCoding, !head.isMultipartByteRanges, let range = head.contentRange,
+            range.first == self.wanted.lowerBound, let last = range.last, last < self.wanted.upperBound,
+            last >= self.wanted.lowerBound
+        else {
+            self.refusal = .failed("a piece's 206 does not cover the range asked for")
+            return false
+        }
+        guard range.completeLength == self.fetch.length else {
+            self.refusal = .representationChanged("a piece's 206 names another length")
+            return false
+        }
+        return true
+    }
+
+    override func receive(body: UnsafeRawBufferPointer) -> Bool {
+        guard self.position + Int64(body.count) <= self.wanted.upperBound else {
+            self.refusal = .failed("a piece's body ran past its range")
+            return false
+        }
+        do throws(PinFetchError) {
+            try self.partial.write(body, at: self.position)
+            try self.fetch.assembler.deliver(body, at: self.position)
+        } catch {
+            self.localFailure = error
+            return false
+        }
+        self.position += Int64(body.count)
+        self.fetch.helperBytes.add(Int64(body.count), ordering: .relaxed)
+        return true
+    }
+
+    override var isCancelled: Bool { self.isStopped() }
+}

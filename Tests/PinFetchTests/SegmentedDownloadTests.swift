@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// One file over several connections (`--segments`, issue 14), against the in-process server:
+/// the right bytes whatever the pieces' answers, and one stream when segments cannot be trusted.
+struct SegmentedDownloadTests {
+    static let etag = "\"v1\""
+
+    /// Options with small pieces, so a small file has many.
+    static func options(segments: Int = 4, pieceSize: Int64 = 64 << 10) -> FetchOptions {
+        var options = FetchOptions()
+        options.segments = segments
+        options.segmentPieceSize = pieceSize
+        options.retryDelay = 0
+        return options
+    }
+
+    static func ranged(_ server: TestHTTPServer) -> [RecordedRequest] {
+        server.getRequests.filter { $0.header("Range") != nil }
+    }
+
+    @Test func `a file over four connections has its bytes, hashed without reading back`() async throws {
+        let body = pseudoRandomBytes((1 << 20) + 123, seed: 141)
+        try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
+            // Each connection is held to 2 MiB/s, as a mirror's per-connection limit: on an
+            // unthrottled loopback the first stream may take every piece before the others ask.
+            var faults = TestFaults()
+            faults.bytesPerSecond = 2 << 20
+            server.faults = faults
+            try await withTemporaryDirectory { directory in
+                let output = directory + "/f"
+                let result = await Fetcher(options: Self.options()).run(
+                    server.url(),
+                    to: output,
+                    verifying: try Pin(sha256Hex: Fixtures.sha256(body))
+                )
+                #expect(result.error == nil, "\(String(describing: result.error))")
+                #expect(contents(output) == body)
+                #expect(result.rehashedBytes == 0)
+                #expect(result.downloadedBytes == Int64(body.count))
+                let ranged = Self.ranged(server)
+                #expect(ranged.count >= 3, "\(server.getRequests.map { $0.header("Range") ?? "-" })")
+                #expect(ranged.allSatisfy { $0.header("If-Range") == Self.etag })
+                #expect(listing(directory) == ["f"])
+            }
+        }
+    }
+
+    @Test func `a piece answered for another representation starts the file over from byte 0`() async throws {
+        let old = pseudoRandomBytes(600 << 10, seed: 142)
+        let new = pseudoRandomBytes(600 << 10, seed: 143)
+        try await withTestHTTPServer(serving: TestResource(body: old, etag: Self.etag)) { server in
+            var faults = TestFaults()
+            faults.bytesPerSecond = 2 << 20  // so the other connections ask for pieces before the first is done
+            server.faults = faults
+            let changed = Atomic<Bool>(false)
+            server.handler = { request, _ in
+                // The file changes on the server while the first pieces are asked for.
+                guard request.header("Range") != nil, !changed.exchange(true, ordering: .relaxed) else { return nil }
+                server.resource = TestResource(body: new, etag: "\"v2\"")
+                return nil
+            }
+            try await withTemporaryDirectory { directory in
+                let output = directory + "/f"
+                let result = await Fetcher(options: Self.options()).run(server.url(), to: output)
+                #expect(result.error == nil, "\(String(describing: result.error))")
+                #expect(contents(output) == new)
+                #expect(result.restarts >= 1)
+                #expect(result.digest == Fixtures.sha256(new))
+            }
+        }
+    }
+
+    @Test func `a server that ignores Range gets one stream, and the file is right`() async throws {
+        let body = pseudoRandomBytes(500 << 10, seed: 144)
+        try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
+            var faults = TestFaults()
+            faults.ignoreRange = true
+            faults.bytesPerSecond = 2 << 20
+            server.faults = faults
+            try await withTemporaryDirectory { directory in
+                let output = directory + "/f"
+                let result = await Fetcher(options: Self.options()).run(
+                    server.url(),
+                    to: output,
+                    verifying: try Pin(sha256Hex: Fixtures.sha256(body))
+                )
+                #expect(result.error == nil, "\(String(describing: result.error))")
+                #expect(contents(output) == body)
+                // The pieces' 200s stopped the segments once; the rest came over one stream.
+                #expect(server.getRequests.count <= 6, "\(server.getRequests.map { $0.header("Range") ?? "-" })")
+            }
+        }
+    }
+
+    @Test(arguments: ["W/\"weak\"", nil])
+    func `without a strong validator the file comes over one stream`(etag: String?) async throws {
+        let body = pseudoRandomBytes(500 << 10, seed: 145)
+        try await withTestHTTPServer(serving: TestResource(body: body, etag: etag)) { server in
+            try await withTemporaryDirectory { directory in
+                let output = directory + "/f"
+                let result = await Fetcher(options: Self.options()).run(server.url(), to: output)
+                #expect(result.error == nil)
+                #expect(contents(output) == body)
+                #expect(server.getRequests.count == 1)
+            }
+        }
+    }
+}
