@@ -96,6 +96,55 @@ struct SegmentedDownloadTests {
         }
     }
 
+    @Test
+    func `a cancelled segmented download keeps its pieces, and the next run reads them back instead of fetching them`()
+        async throws
+    {
+        let body = pseudoRandomBytes(2 << 20, seed: 146)
+        try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
+            // The first piece crawls; the others come fast, so they wait ahead of the hash.
+            var faults = TestFaults()
+            faults.unrangedBytesPerSecond = 128 << 10
+            server.faults = faults
+            try await withTemporaryDirectory { directory in
+                let output = directory + "/f"
+                var options = Self.options(segments: 4, pieceSize: 256 << 10)
+                options.retries = 0
+                let first = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline, Self.ranged(server).count < 5 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                first.cancel()
+                let stopped = await first.value
+                #expect(stopped.error?.code == .cancelled)
+                let record = CheckpointFile.read(output + ".part.state")?.durable.first
+                let spans = record?.spans ?? []
+                let kept = spans.reduce(Int64(0)) { $0 + $1[1] - $1[0] }
+                #expect(kept >= 256 << 10, "\(String(describing: record))")
+                let prefix = record?.offset ?? 0
+
+                server.faults = TestFaults()
+                let before = server.getRequests.count
+                let result = await Fetcher(options: Self.options(segments: 4, pieceSize: 256 << 10)).run(
+                    server.url(),
+                    to: output,
+                    verifying: try Pin(sha256Hex: Fixtures.sha256(body))
+                )
+                #expect(result.error == nil, "\(String(describing: result.error))")
+                #expect(contents(output) == body)
+                #expect(result.resumedFrom == prefix)
+                // The kept pieces were read back into the hash, not fetched again.
+                #expect(result.rehashedBytes >= kept - (256 << 10))
+                #expect(result.downloadedBytes <= Int64(body.count) - prefix - kept + (256 << 10))
+                let asked = server.getRequests.dropFirst(before).compactMap { $0.header("Range") }
+                #expect(!asked.isEmpty)
+                #expect(listing(directory) == ["f"])
+            }
+        }
+    }
+
     @Test(arguments: ["W/\"weak\"", nil])
     func `without a strong validator the file comes over one stream`(etag: String?) async throws {
         let body = pseudoRandomBytes(500 << 10, seed: 145)

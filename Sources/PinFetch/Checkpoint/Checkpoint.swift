@@ -58,6 +58,10 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// Orders durable records: the one with the highest number is the newest; `nil` in light
     /// records and in records of the first format, which had one record per file.
     var sequence: UInt64?
+    /// A segmented download's byte ranges past `offset` already in the partial, as `[start, end)`
+    /// pairs, sorted and apart (issue 14); only in durable records, whose `fsync` came after
+    /// they were written. `nil` for a partial written in order.
+    var spans: [[Int64]]?
 
     /// Bytes of `<dest>.part` before an offset that ``tailDigest`` covers: 64 KiB, or all of them.
     static func tailLength(before offset: Int64) -> Int64 { min(offset, 64 * 1024) }
@@ -91,14 +95,28 @@ struct Checkpoint: Hashable, Sendable, Codable {
         let json = Data(bytes[Self.magic.utf8.count..<crcStart])
         guard let record = try? JSONDecoder().decode(Checkpoint.self, from: json) else { return nil }
         guard record.offset >= 0, record.hashState.count == record.hashStateSize,
-            record.totalLength.map({ $0 >= record.offset }) ?? true
+            record.totalLength.map({ $0 >= record.offset }) ?? true,
+            record.spans.map({ Self.spansAreValid($0, after: record.offset, within: record.totalLength) }) ?? true
         else { return nil }
         self = record
     }
 
+    /// Whether `spans` are `[start, end)` pairs past `offset`, sorted, apart, within the length.
+    static func spansAreValid(_ spans: [[Int64]], after offset: Int64, within length: Int64?) -> Bool {
+        guard let length, spans.count <= 4096 else { return false }
+        var previousEnd = offset
+        for pair in spans {
+            guard pair.count == 2, pair[0] > previousEnd || (pair[0] == previousEnd && pair[0] == offset),
+                pair[0] < pair[1], pair[1] <= length
+            else { return false }
+            previousEnd = pair[1]
+        }
+        return true
+    }
+
     private enum CodingKeys: String, CodingKey {
         case url, mixedSources, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
-        case partialIdentity, tailDigest, sequence
+        case partialIdentity, tailDigest, sequence, spans
     }
 
     init(
@@ -154,6 +172,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
             self.tailDigest = [UInt8](data)
         }
         self.sequence = try container.decodeIfPresent(UInt64.self, forKey: .sequence)
+        self.spans = try container.decodeIfPresent([[Int64]].self, forKey: .spans)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -170,6 +189,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         try container.encodeIfPresent(self.partialIdentity, forKey: .partialIdentity)
         try container.encodeIfPresent(self.tailDigest.map { Data($0).base64EncodedString() }, forKey: .tailDigest)
         try container.encodeIfPresent(self.sequence, forKey: .sequence)
+        try container.encodeIfPresent(self.spans, forKey: .spans)
     }
 }
 

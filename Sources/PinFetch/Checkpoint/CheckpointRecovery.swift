@@ -22,6 +22,9 @@ struct CheckpointRecovery {
     var rehashedBytes: Int64
     /// `true` when `checkpoint` is a light record: its bytes were written, not made durable.
     var isLight: Bool
+    /// A segmented partial's spans past `checkpoint.offset` that the durable record vouches for
+    /// (issue 14), as far as the partial still reaches.
+    var spans: [Range<Int64>] = []
 
     /// The resume point, or `nil` when nothing of the partial can be trusted.
     /// - Parameters:
@@ -71,6 +74,11 @@ struct CheckpointRecovery {
         var resumed = base!
         if let light = records.light {
             resumed = try Self.extend(resumed, to: light, partial: partial, size: size, isCancelled: isCancelled)
+        }
+        // Only a durable record lists spans (light ones never do): kept past where the resume starts.
+        let offset = resumed.checkpoint.offset
+        resumed.spans = (base!.checkpoint.spans ?? []).compactMap { pair in
+            pair.count == 2 && pair[1] <= size && pair[1] > offset ? max(pair[0], offset)..<pair[1] : nil
         }
         return resumed.checkpoint.offset > 0 ? resumed : nil
     }

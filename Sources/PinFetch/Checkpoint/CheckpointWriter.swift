@@ -22,6 +22,8 @@ final class CheckpointWriter: Sendable {
     private let partial: PartialFile
     private let record: Checkpoint
     private let durable: Atomic<Int64>
+    /// For a segmented partial: the spans written at or past an offset (issue 14).
+    private let spans = Mutex<(@Sendable (Int64) -> [Range<Int64>])?>(nil)
 
     /// The checkpoints of a body; `nil` when the partial cannot be resumed (no
     /// validator) or its record would not fit in a slot (a URL of tens of KiB).
@@ -59,6 +61,13 @@ final class CheckpointWriter: Sendable {
         self.durable = Atomic(durableOffset)
     }
 
+    /// From now on the partial is written out of order: durable records list `source(offset)`,
+    /// the spans written past their offset, and no ``PartialIdentity`` (pieces land after the
+    /// record at the same size, which would read as an edit in place).
+    func recordSpans(_ source: @escaping @Sendable (Int64) -> [Range<Int64>]) {
+        self.spans.withLock { $0 = source }
+    }
+
     /// The offset of the last durable checkpoint written.
     var durableOffset: Int64 { self.durable.load(ordering: .acquiring) }
 
@@ -72,8 +81,17 @@ final class CheckpointWriter: Sendable {
         record.hashState = state
         switch kind {
         case .durable:
+            // Spans read before the fsync: every byte they list is durable once it returns.
+            let spans = self.spans.withLock { $0 }.map { source in
+                source(offset).filter { $0.upperBound > offset }.map { [max($0.lowerBound, offset), $0.upperBound] }
+            }
             try self.partial.synchronize()
-            record.partialIdentity = try self.partial.identity()
+            record.spans = spans
+            record.partialIdentity = spans == nil ? try self.partial.identity() : nil
+            // A long URL leaves less room: the farthest spans go first (a resume fetches them again).
+            while let kept = record.spans, !kept.isEmpty, !CheckpointFile.fits(record) {
+                record.spans = Array(kept.prefix(kept.count / 2))
+            }
             record.tailDigest = try self.partial.tailDigest(before: offset)
             try self.file.writeDurable(record)
             self.durable.store(offset, ordering: .releasing)

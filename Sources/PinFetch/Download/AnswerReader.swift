@@ -55,6 +55,16 @@ final class AnswerReader: TransferDelegate {
             let framed = head.contentLength != nil
             if !framed { self.rollback = self.download.rollbackPoint() }
             (self.pipeline, self.writer) = self.download.startBody(checkpointed: framed)
+            if skip == 0, framed, let pipeline = self.pipeline {
+                // A resumed answer (206 from the offset) may be cut into pieces too.
+                self.segments = self.download.segmentation(
+                    for: head,
+                    totalLength: totalLength,
+                    pipeline: pipeline,
+                    writer: self.writer
+                )
+                self.leadPiece = self.segments?.leadPiece ?? 0
+            }
         case .replace(let end, let totalLength):
             self.pendingReplacement = (head, totalLength, false)
             self.end = end
@@ -104,8 +114,10 @@ final class AnswerReader: TransferDelegate {
             self.segments = self.download.segmentation(
                 for: pending.head,
                 totalLength: pending.totalLength,
-                pipeline: pipeline
+                pipeline: pipeline,
+                writer: self.writer
             )
+            self.leadPiece = self.segments?.leadPiece ?? 0
         }
     }
 

@@ -86,6 +86,9 @@ final class Download {
     var segmentRestart: String?
     /// Set once a segmented phase stopped early: the rest of this run uses one stream.
     var segmentsStopped = false
+    /// Spans of the partial past `state.offset` written by a segmented fetch and kept for a
+    /// resume (recorded in durable checkpoints); `nil` for a partial written in order.
+    var writtenAhead: WrittenSpans?
     /// Why the file was not started, once it stopped for that.
     var notStartedBecause: (cause: PinFetchError.Code, reason: String)?
 

@@ -6,7 +6,10 @@ extension Download {
     func restore(_ recovery: CheckpointRecovery) throws(PinFetchError) {
         let checkpoint = recovery.checkpoint
         let partial = try PartialFile(path: self.sidecars.partial)
-        let cut = try partial.size() != checkpoint.offset
+        // A segmented partial keeps the spans its checkpoint lists past the offset (issue 14).
+        self.writtenAhead = recovery.spans.isEmpty ? nil : WrittenSpans(recovery.spans)
+        let size = try partial.size()
+        let cut = recovery.spans.isEmpty && size != checkpoint.offset
         if cut { try partial.truncate(to: checkpoint.offset) }  // even to the same size it changes the mtime
         self.partial = partial
         self.digest = recovery.digest
@@ -111,6 +114,7 @@ extension Download {
                 source: self.state.source ?? self.mirrors[self.mirrorIndex].text,
                 durableOffset: self.durableOffset
             )
+            if let ahead = self.writtenAhead { writer?.recordSpans { ahead.beyond($0) } }
         }
         var checkpoint: HashingPipeline.Checkpoint?
         if let writer {
@@ -188,6 +192,7 @@ extension Download {
                 durableOffset: self.durableOffset
             )
         else { return }
+        if let ahead = self.writtenAhead { writer.recordSpans { ahead.beyond($0) } }
         try writer.write(.durable, offset: self.state.offset, state: self.digest.serializedState())
         self.durableOffset = self.state.offset
     }
@@ -201,6 +206,7 @@ extension Download {
         self.state = self.state.emptied
         self.durableOffset = 0
         self.handOver = nil
+        self.writtenAhead = nil
     }
 
     /// Starts the download over from byte 0 (counted in `restarts`).
@@ -219,6 +225,7 @@ extension Download {
         self.state.spliced = false
         self.state.resumedFrom = 0
         self.handOver = nil
+        self.writtenAhead = nil
     }
 
     /// The failure for a file of `bytes` bytes when `--max-filesize` is smaller, else `nil`;

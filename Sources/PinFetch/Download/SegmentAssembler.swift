@@ -20,6 +20,8 @@ final class SegmentAssembler: @unchecked Sendable {
     /// Spans ahead of the prefix: kept bytes, or `nil` for bytes only on disk. Keyed by offset.
     private var ahead: [Int64: (count: Int, bytes: [UInt8]?)] = [:]
     private var kept = 0
+    /// Every span delivered or found on disk, merged: what a checkpoint may record.
+    private var written = WrittenSpans()
     private var reread: Int64 = 0
     private var peak = 0
 
@@ -28,11 +30,28 @@ final class SegmentAssembler: @unchecked Sendable {
     ///   - partial: Where every delivered span was written, to read back what was not kept.
     ///   - prefix: Bytes already hashed (from byte 0).
     ///   - memoryBound: Bytes at most kept ahead of the prefix (issue 14: 128 MiB).
-    init(pipeline: HashingPipeline, partial: PartialFile, prefix: Int64, memoryBound: Int = 128 << 20) {
+    ///   - onDisk: Spans past `prefix` a earlier run wrote (a resumed segmented download): read
+    ///     back when the prefix reaches them. Apart from each other and from what is delivered.
+    init(
+        pipeline: HashingPipeline,
+        partial: PartialFile,
+        prefix: Int64,
+        memoryBound: Int = 128 << 20,
+        onDisk: [Range<Int64>] = []
+    ) {
         self.pipeline = pipeline
         self.partial = partial
         self.prefix = prefix
         self.memoryBound = memoryBound
+        for span in onDisk where span.lowerBound >= prefix && !span.isEmpty {
+            self.ahead[span.lowerBound] = (Int(span.count), nil)
+            self.written.insert(span)
+        }
+    }
+
+    /// The written spans at or past `offset` (nearest first, at most ``WrittenSpans/recordLimit``).
+    func written(beyond offset: Int64) -> [Range<Int64>] {
+        self.locked { self.written.beyond(offset) }
     }
 
     /// Bytes from 0 handed to the hash.
@@ -56,6 +75,7 @@ final class SegmentAssembler: @unchecked Sendable {
         guard !bytes.isEmpty else { return }
         self.lock.lock()
         defer { self.lock.unlock() }
+        self.written.insert(offset..<(offset + Int64(bytes.count)))
         if offset == self.prefix {
             self.pipeline.submit(bytes)
             self.prefix += Int64(bytes.count)

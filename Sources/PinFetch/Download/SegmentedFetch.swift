@@ -30,6 +30,8 @@ final class SegmentedFetch: @unchecked Sendable {
     static let attemptsPerPiece = 3
 
     let length: Int64
+    /// The piece the first answer streams when the phase begins.
+    let leadPiece: Int
     let validator: Validator
     let ifRange: String
     let assembler: SegmentAssembler
@@ -41,13 +43,15 @@ final class SegmentedFetch: @unchecked Sendable {
     /// Body bytes the helpers received (the lead counts its own in the download).
     let helperBytes = Atomic<Int64>(0)
 
-    init(length: Int64, validator: Validator, ifRange: String, assembler: SegmentAssembler, pieceSize: Int64) {
-        self.length = length
+    /// - Parameters:
+    ///   - plan: The pieces, `leadPiece` claimed by fetcher 0 (the answer streaming now).
+    init(plan: SegmentPlan, leadPiece: Int, validator: Validator, ifRange: String, assembler: SegmentAssembler) {
+        self.length = plan.length
+        self.leadPiece = leadPiece
         self.validator = validator
         self.ifRange = ifRange
         self.assembler = assembler
-        self.plan = SegmentPlan(length: length, pieceSize: pieceSize)
-        _ = self.plan.claimNext(for: 0)  // the lead streams piece 0
+        self.plan = plan
     }
 
     func range(of piece: Int) -> Range<Int64> { self.plan.range(of: piece) }

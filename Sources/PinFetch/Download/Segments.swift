@@ -3,28 +3,60 @@ import FoundationEssentials
 import Synchronization
 
 extension Download {
-    /// A ``SegmentedFetch`` for the answer whose body begins now, with its helpers started, or
-    /// `nil` when this answer is fetched over one stream: `--segments 1`, or not a `200` from
-    /// byte 0 of a representation longer than one piece, with a strong validator for `If-Range`
-    /// and `Accept-Ranges: bytes`, without a content coding.
-    func segmentation(for head: ResponseHead, totalLength: Int64?, pipeline: HashingPipeline) -> SegmentedFetch? {
+    /// A ``SegmentedFetch`` for the answer whose body begins now at `state.offset`, with its
+    /// helpers started, or `nil` when this answer is fetched over one stream: `--segments 1`, a
+    /// segmented phase of this run stopped already, a content coding, no strong validator for
+    /// `If-Range`, no complete length, or not more than one piece left; and, for a `200` from
+    /// byte 0, no `Accept-Ranges: bytes` (a `206` shows ranges work). Pieces that a resumed
+    /// partial holds whole (``writtenAhead``) are kept, and read back when the hash reaches them.
+    func segmentation(
+        for head: ResponseHead,
+        totalLength: Int64?,
+        pipeline: HashingPipeline,
+        writer: CheckpointWriter?
+    ) -> SegmentedFetch? {
         let pieceSize = max(1, self.options.segmentPieceSize)
-        guard self.options.segments > 1, !self.segmentsStopped, head.status == 200, self.state.offset == 0,
-            let partial = self.partial,
-            let length = totalLength, length > pieceSize, let ifRange = head.validator.ifRangeValue,
-            !head.hasContentCoding,
-            head.values("accept-ranges").contains(where: { $0.lowercased().contains("bytes") })
+        let offset = self.state.offset
+        let acceptsRanges =
+            head.status == 206
+            || head.values("accept-ranges").contains(where: { $0.lowercased().contains("bytes") })
+        guard self.options.segments > 1, !self.segmentsStopped, let partial = self.partial,
+            (head.status == 200 && offset == 0) || (head.status == 206 && offset > 0), acceptsRanges,
+            let length = totalLength, length > offset, let ifRange = head.validator.ifRangeValue,
+            !head.hasContentCoding
         else { return nil }
-        let assembler = SegmentAssembler(pipeline: pipeline, partial: partial, prefix: 0)
+        var plan = SegmentPlan(length: length, pieceSize: pieceSize, writtenUpTo: offset)
+        let leadPiece = plan.piece(at: offset)
+        // Pieces after the lead's that the partial holds whole: kept, not asked for again.
+        var kept: [Range<Int64>] = []
+        if let ahead = self.writtenAhead {
+            for index in (leadPiece + 1)..<plan.pieces.count {
+                let range = plan.range(of: index)
+                if ahead.ranges.contains(where: {
+                    $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound
+                }) {
+                    plan.markWritten(index)
+                    kept.append(range)
+                }
+            }
+        }
+        let open = plan.pieces.filter { $0 == .open }.count
+        guard open > 1 || !kept.isEmpty else { return nil }
+        _ = plan.claim(leadPiece, for: 0)
+        let assembler = SegmentAssembler(pipeline: pipeline, partial: partial, prefix: offset, onDisk: kept)
+        writer?.recordSpans { assembler.written(beyond: $0) }
         let fetch = SegmentedFetch(
-            length: length,
+            plan: plan,
+            leadPiece: leadPiece,
             validator: head.validator,
             ifRange: ifRange,
-            assembler: assembler,
-            pieceSize: pieceSize
+            assembler: assembler
         )
-        let helpers = min(self.options.segments, Int((length + pieceSize - 1) / pieceSize)) - 1
-        self.decide("fetching \(length) bytes over \(helpers + 1) connections, in pieces of \(pieceSize) bytes")
+        let helpers = min(self.options.segments, open) - 1
+        self.decide(
+            "fetching bytes \(offset)-\(length - 1) over \(helpers + 1) connections, in pieces of \(pieceSize) bytes"
+                + (kept.isEmpty ? "" : "; \(kept.count) pieces kept from an earlier run")
+        )
         // Helpers only read what the download does not change during the phase (its mirror,
         // options and transport) and call `perform` with their own handle.
         nonisolated(unsafe) let download = self
@@ -65,10 +97,20 @@ extension Download {
         self.downloadedBytes += fetch.helperBytes.load(ordering: .relaxed)
         self.rehashedBytes += fetch.assembler.rehashedBytes
         self.state.offset = prefix
-        if let failure = fetch.localFailure { throw failure }
-        if fetch.isComplete, prefix == fetch.length { return TransferOutcome(code: 0, message: "", category: .ok) }
+        if fetch.isComplete, prefix == fetch.length {
+            self.writtenAhead = nil
+            return TransferOutcome(code: 0, message: "", category: .ok)
+        }
+        if self.control.isCancelled || fetch.localFailure != nil {
+            // Kept for a later run: the checkpoint taken on the way out lists these spans.
+            let spans = fetch.assembler.written(beyond: prefix)
+            self.writtenAhead = spans.isEmpty ? nil : WrittenSpans(spans)
+            if let failure = fetch.localFailure { throw failure }
+            return TransferOutcome(code: 0, message: "cancelled", category: .aborted)
+        }
         self.segmentsStopped = true
-        try self.partial?.truncate(to: prefix)  // pieces past the prefix: not recorded, so not kept
+        self.writtenAhead = nil
+        try self.partial?.truncate(to: prefix)  // one stream goes on from the prefix
         switch fetch.stop {
         case .representationChanged(let reason):
             self.segmentRestart = reason

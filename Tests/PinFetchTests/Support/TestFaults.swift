@@ -40,6 +40,8 @@ struct TestFaults: Sendable {
     var chunkedWithoutTerminator: Bool = false
     /// Throttle the body: small writes with sleeps in between.
     var bytesPerSecond: Int? = nil
+    /// Throttle only answers to requests without `Range` (a slow first stream, fast pieces).
+    var unrangedBytesPerSecond: Int? = nil
     /// Send K body bytes, then keep the connection open and silent until shutdown or the client goes away.
     var stallAfterBodyBytes: Int? = nil
 }

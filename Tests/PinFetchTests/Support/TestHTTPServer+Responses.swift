@@ -121,6 +121,7 @@ extension TestHTTPServer {
             delivery.stopEnding = stop.ending
         }
         delivery.bytesPerSecond = faults.bytesPerSecond
+        if request.header("Range") == nil, let rate = faults.unrangedBytesPerSecond { delivery.bytesPerSecond = rate }
         return self.deliver(fd, status: status, headers: headers, delivery, isHead: false)
     }
 
