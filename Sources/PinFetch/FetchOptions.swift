@@ -54,8 +54,11 @@ public struct FetchOptions: Sendable {
     /// more cut a fresh download of a representation with a strong validator and
     /// `Accept-Ranges: bytes` into pieces of 8 MiB fetched at once, hashed in order.
     public var segments = 1
-    /// Bytes per piece of a segmented download (8 MiB).
+    /// Bytes per piece of a segmented download (`--segment-size`, 8 MiB by default).
     public var segmentPieceSize: Int64 = 8 << 20
+    /// Bytes of pieces at most kept in memory ahead of the hash (issue 14: 128 MiB); past it a
+    /// piece is read back from the partial when the hash reaches it.
+    var segmentMemoryBound = 128 << 20
     /// Redirects followed at most per request.
     public var maximumRedirects = 10
     /// Follow a redirect from `https` to `http` (refused by default: exit 7).

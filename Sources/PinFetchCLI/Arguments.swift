@@ -55,8 +55,7 @@ public struct Arguments: Sendable {
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
         "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
         "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--max-connections-per-host", "--segments",
-        "--shard",
-        "--cache-dir", "--max-filesize",
+        "--segment-size", "--shard", "--cache-dir", "--max-filesize",
         "-u", "--user", "--netrc-file", "--cert", "--key", "--proxy", "--noproxy", "--max-time", "--limit-rate",
     ]
 
@@ -161,6 +160,12 @@ public struct Arguments: Sendable {
                     throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 16, not '\(value)'")
                 }
                 parsed.options.segments = count
+            case "--segment-size":
+                let size = try Self.size(value, for: argument)
+                guard (64 << 10...1 << 30).contains(size) else {
+                    throw PinFetchError(.usage, "\(argument) takes a size from 64K to 1G, not '\(value)'")
+                }
+                parsed.options.segmentPieceSize = size
             case "--fail-fast": parsed.failFast = true
             case "--shard": parsed.shard = try parseShard(value)
             case "--content-disposition": parsed.contentDisposition = true

@@ -91,6 +91,7 @@ public enum CommandLineTool {
               --segments N           fetch one large file over N connections at once (1-16, default
                                      1), in pieces of 8 MiB hashed in order; needs a strong
                                      validator and Accept-Ranges: bytes, else one stream
+              --segment-size SIZE    bytes per piece with --segments (64K to 1G, default 8M)
               --fail-fast            start no new file after the first failure
               --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU, BSD, bare, PGP clear-signed, UTF-16);
                                      entry by the URL's path (longest suffix), else the output name

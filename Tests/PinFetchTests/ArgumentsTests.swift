@@ -174,6 +174,12 @@ struct ArgumentsTests {
         [Self.url, "--max-connections-per-host", "0"],
         [Self.url, "--max-connections-per-host", "65"],
         [Self.url, "--max-connections-per-host=x"],
+        [Self.url, "--segments", "0"],
+        [Self.url, "--segments", "17"],
+        [Self.url, "--segments", "auto2"],
+        [Self.url, "--segment-size", "63K"],
+        [Self.url, "--segment-size", "2G"],
+        [Self.url, "--segment-size", "-1M"],
         [Self.url, "--stall-timeout=-2"],
         [Self.url, "--lock-timeout", "NaN"],
         [Self.url, "-H", "NoColon"],
@@ -197,6 +203,14 @@ struct ArgumentsTests {
         #expect(error?.code.exitStatus == 2)
         #expect(error?.message.isEmpty == false)
         #expect(error?.message.contains("\n") == false)
+    }
+
+    @Test func `--segments and --segment-size set the connections and piece size of one file`() throws {
+        let defaults = try Arguments.parse([Self.url]).options
+        #expect(defaults.segments == 1 && defaults.segmentPieceSize == 8 << 20)
+        let set = try Arguments.parse([Self.url, "--segments", "8", "--segment-size=1M"]).options
+        #expect(set.segments == 8 && set.segmentPieceSize == 1 << 20)
+        #expect(try Arguments.parse([Self.url, "--segment-size", "64K"]).options.segmentPieceSize == 64 << 10)
     }
 
     @Test func `--max-connections-per-host sets the batch's bound, 8 when not given`() throws {

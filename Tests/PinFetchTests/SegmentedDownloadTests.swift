@@ -96,6 +96,33 @@ struct SegmentedDownloadTests {
         }
     }
 
+    @Test func `a lagging first piece: pieces past the memory bound are read back, the rest hashed from memory`()
+        async throws
+    {
+        let body = pseudoRandomBytes(2 << 20, seed: 147)
+        try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
+            var faults = TestFaults()
+            faults.unrangedBytesPerSecond = 512 << 10  // the first stream lags; the pieces come fast
+            server.faults = faults
+            try await withTemporaryDirectory { directory in
+                let output = directory + "/f"
+                var options = Self.options(segments: 4, pieceSize: 256 << 10)
+                options.segmentMemoryBound = 512 << 10
+                let result = await Fetcher(options: options).run(
+                    server.url(),
+                    to: output,
+                    verifying: try Pin(sha256Hex: Fixtures.sha256(body))
+                )
+                #expect(result.error == nil, "\(String(describing: result.error))")
+                #expect(contents(output) == body)
+                #expect(result.rehashedBytes > 0)
+                // What waited ahead beyond the bound; never the first piece, nor what fit in memory.
+                #expect(result.rehashedBytes <= Int64(body.count) - (256 << 10) - (512 << 10))
+                #expect(result.downloadedBytes == Int64(body.count))
+            }
+        }
+    }
+
     @Test
     func `a cancelled segmented download keeps its pieces, and the next run reads them back instead of fetching them`()
         async throws
@@ -104,7 +131,7 @@ struct SegmentedDownloadTests {
         try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
             // The first piece crawls; the others come fast, so they wait ahead of the hash.
             var faults = TestFaults()
-            faults.unrangedBytesPerSecond = 128 << 10
+            faults.unrangedBytesPerSecond = 32 << 10  // its first piece alone takes 8 s
             server.faults = faults
             try await withTemporaryDirectory { directory in
                 let output = directory + "/f"

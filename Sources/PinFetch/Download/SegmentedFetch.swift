@@ -32,6 +32,8 @@ final class SegmentedFetch: @unchecked Sendable {
     let length: Int64
     /// The piece the first answer streams when the phase begins.
     let leadPiece: Int
+    /// Where pieces a resumed partial holds in part go on (by piece index).
+    private let startsAt: [Int: Int64]
     let validator: Validator
     let ifRange: String
     let assembler: SegmentAssembler
@@ -45,9 +47,17 @@ final class SegmentedFetch: @unchecked Sendable {
 
     /// - Parameters:
     ///   - plan: The pieces, `leadPiece` claimed by fetcher 0 (the answer streaming now).
-    init(plan: SegmentPlan, leadPiece: Int, validator: Validator, ifRange: String, assembler: SegmentAssembler) {
+    init(
+        plan: SegmentPlan,
+        leadPiece: Int,
+        startsAt: [Int: Int64] = [:],
+        validator: Validator,
+        ifRange: String,
+        assembler: SegmentAssembler
+    ) {
         self.length = plan.length
         self.leadPiece = leadPiece
+        self.startsAt = startsAt
         self.validator = validator
         self.ifRange = ifRange
         self.assembler = assembler
@@ -55,6 +65,12 @@ final class SegmentedFetch: @unchecked Sendable {
     }
 
     func range(of piece: Int) -> Range<Int64> { self.plan.range(of: piece) }
+
+    /// What is left to fetch of `piece`: all of it, or the rest of one a resumed partial holds in part.
+    func remaining(of piece: Int) -> Range<Int64> {
+        let range = self.plan.range(of: piece)
+        return (self.startsAt[piece] ?? range.lowerBound)..<range.upperBound
+    }
 
     var stop: Stop? { self.locked { self.stopped } }
     var isComplete: Bool { self.locked { self.plan.isComplete } }

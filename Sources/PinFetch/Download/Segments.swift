@@ -27,27 +27,39 @@ extension Download {
         else { return nil }
         var plan = SegmentPlan(length: length, pieceSize: pieceSize, writtenUpTo: offset)
         let leadPiece = plan.piece(at: offset)
-        // Pieces after the lead's that the partial holds whole: kept, not asked for again.
+        // What the partial holds of the pieces after the lead's (from their start): kept, read
+        // back when the hash reaches it; a piece held whole is not asked for again, one held in
+        // part is asked for from where it stops.
         var kept: [Range<Int64>] = []
+        var startsAt: [Int: Int64] = [:]
         if let ahead = self.writtenAhead {
             for index in (leadPiece + 1)..<plan.pieces.count {
                 let range = plan.range(of: index)
-                if ahead.ranges.contains(where: {
-                    $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound
-                }) {
+                guard let span = ahead.ranges.first(where: { $0.contains(range.lowerBound) }) else { continue }
+                let held = range.lowerBound..<min(range.upperBound, span.upperBound)
+                kept.append(held)
+                if held.upperBound == range.upperBound {
                     plan.markWritten(index)
-                    kept.append(range)
+                } else {
+                    startsAt[index] = held.upperBound
                 }
             }
         }
         let open = plan.pieces.filter { $0 == .open }.count
         guard open > 1 || !kept.isEmpty else { return nil }
         _ = plan.claim(leadPiece, for: 0)
-        let assembler = SegmentAssembler(pipeline: pipeline, partial: partial, prefix: offset, onDisk: kept)
+        let assembler = SegmentAssembler(
+            pipeline: pipeline,
+            partial: partial,
+            prefix: offset,
+            memoryBound: self.options.segmentMemoryBound,
+            onDisk: kept
+        )
         writer?.recordSpans { assembler.written(beyond: $0) }
         let fetch = SegmentedFetch(
             plan: plan,
             leadPiece: leadPiece,
+            startsAt: startsAt,
             validator: head.validator,
             ifRange: ifRange,
             assembler: assembler
@@ -64,7 +76,7 @@ extension Download {
             guard let easy = try? EasyHandle(engine: self.easy.engine) else { break }
             fetch.startHelper {
                 while let piece = fetch.claimNext(for: fetcher) {
-                    guard download.fetchPiece(fetch, fetch.range(of: piece), on: easy) else { break }
+                    guard download.fetchPiece(fetch, fetch.remaining(of: piece), on: easy) else { break }
                     fetch.markWritten(piece)
                 }
             }
@@ -89,7 +101,7 @@ extension Download {
             if self.fetchPiece(fetch, self.state.offset..<own.upperBound, on: nil) { fetch.markWritten(leadPiece) }
         }
         while let piece = fetch.claimNext(for: 0) {
-            guard self.fetchPiece(fetch, fetch.range(of: piece), on: nil) else { break }
+            guard self.fetchPiece(fetch, fetch.remaining(of: piece), on: nil) else { break }
             fetch.markWritten(piece)
         }
         fetch.waitForHelpers()

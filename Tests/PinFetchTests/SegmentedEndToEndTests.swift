@@ -1,0 +1,62 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+@_spi(CLI) @testable import PinFetch
+
+/// `--segments` against real nginx (issue 14): a segmented download killed with SIGKILL resumes
+/// with the pieces its checkpoint lists, fetching only what is missing.
+extension ProcessTests {
+    @Test func `a segmented download killed with SIGKILL resumes, keeping the pieces its checkpoint lists`()
+        async throws
+    {
+        try await withNginx { nginx in
+            try await withTemporaryDirectory { work in
+                let body = Self.pseudoRandomContent(16 << 20, seed: 1414)
+                try nginx.serve(body, as: "big.bin")
+                let out = try EndToEndTests.makeDirectory(work + "/out")
+                let output = out + "/big.bin"
+                // 200 KiB/s per connection at /slow/: four connections, pieces of 1 MiB.
+                let arguments = [
+                    "--json", "--segments", "4", "--segment-size", "1M", "--sha256", Fixtures.sha256(body), "-o",
+                    output, nginx.slowURL("big.bin"),
+                ]
+                let first = try self.startPinfetch(arguments, logs: work + "/first")
+                // The first durable checkpoint comes after 10 s (its period); it lists the pieces.
+                try await Self.waitUntil("a durable checkpoint that lists pieces", first) {
+                    !(CheckpointFile.read(output + ".part.state")?.durable.first?.spans ?? []).isEmpty
+                }
+                first.signal(SIGKILL)
+                try await first.wait(timeout: .seconds(10))
+                let record = try #require(CheckpointFile.read(output + ".part.state")?.durable.first)
+                #expect(!(record.spans ?? []).isEmpty)
+                #expect(!FileManager.default.fileExists(atPath: output))
+
+                let logged = nginx.requests.count
+                let second = try await self.pinfetch(Nginx.unthrottled + arguments, logs: work + "/second")
+                #expect(second.status == 0, EndToEndTests.explain(second, nginx))
+                #expect(contents(output) == body)
+                let line = try #require(second.lines.first)
+                #expect(line["status"] as? String == "resumed")
+                let resumedFrom = (line["resumed_from"] as? NSNumber)?.int64Value ?? -1
+                let downloaded = (line["downloaded_bytes"] as? NSNumber)?.int64Value ?? -1
+                let rehashed = (line["rehashed_bytes"] as? NSNumber)?.int64Value ?? -1
+                // The durable record may be older than a light one the resume starts from.
+                #expect(resumedFrom >= record.offset)
+                // What the record lists past the piece the resume streams was read back into the
+                // hash (with the light span, if any), never fetched again: every segment went on
+                // from where it stopped.
+                let leadEnd = (resumedFrom / (1 << 20) + 1) * (1 << 20)
+                let kept = (record.spans ?? []).reduce(Int64(0)) { $0 + max(0, $1[1] - max($1[0], leadEnd)) }
+                #expect(kept > 0, "\(String(describing: record.spans)) past \(resumedFrom)")
+                #expect(downloaded == Int64(body.count) - resumedFrom - kept, "kept \(kept): \(line)")
+                #expect(rehashed >= kept, "kept \(kept): \(line)")
+                #expect(rehashed <= kept + (resumedFrom - record.offset), "kept \(kept): \(line)")
+                let rerun = nginx.requests.dropFirst(logged).filter { $0.method == "GET" }
+                #expect(rerun.allSatisfy { $0.status == 206 }, "\(nginx.log)")
+                #expect(rerun.count >= 2, "\(nginx.log)")
+                #expect(listing(out) == ["big.bin"])
+            }
+        }
+    }
+}
