@@ -65,6 +65,15 @@ public struct FetchResult: Sendable {
         public var path: String
         /// Its size in bytes.
         public var bytes: Int64
+
+        /// The partial of `destination`, when there is one with its checkpoint.
+        static func found(for destination: String) -> KeptPartial? {
+            let sidecars = Sidecars(destination: destination)
+            guard FileSystem.exists(sidecars.checkpoint), let size = FileSystem.size(of: sidecars.partial) else {
+                return nil
+            }
+            return KeptPartial(path: sidecars.partial, bytes: size)
+        }
     }
 }
 

@@ -155,7 +155,10 @@ private final class Batch: Sendable {
             jobs.isEmpty
             ? .failure(PinFetchError(.generic, "internal: no transfer engine for an empty batch"))
             : Result { () throws(PinFetchError) in
-                try TransferEngine(maximumConnectionsPerHost: options.maximumConnectionsPerHost)
+                try TransferEngine(
+                    maximumConnectionsPerHost: options.maximumConnectionsPerHost,
+                    defersRelease: failFast
+                )
             }
     }
 
@@ -174,15 +177,19 @@ private final class Batch: Sendable {
         var easy: EasyHandle?
         while let (index, skip) = self.take() {
             let job = self.jobs[index]
-            let result: FetchResult
-            if self.control.isCancelled {
-                result = .skipped(job, cause: .cancelled, reason: "the run was interrupted")
-            } else if let cause = skip {
-                result = .skipped(job, cause: cause, reason: "an earlier file failed (fail-fast)")
+            var result: FetchResult
+            let stop: (PinFetchError.Code, String)? =
+                self.control.isCancelled
+                ? (.cancelled, "the run was interrupted") : skip.map { ($0, "an earlier file failed (fail-fast)") }
+            if let (cause, reason) = stop {
+                result = .skipped(job, cause: cause, reason: reason)
+                // A file not taken still names the partial an earlier run left for it.
+                if job.namingDirectory == nil { result.partial = .found(for: job.destination) }
             } else {
                 result = self.fetch(job, easy: &easy)
             }
             self.finish(index, result)
+            easy?.acknowledge()  // after a failure's stop (fail-fast): its connection goes to no new file
         }
         easy = nil  // freed before the engine stops
         let results: [FetchResult]? = self.state.withLock { state in

@@ -300,6 +300,9 @@ struct ProcessTests {
                 let holder = open(destination + ".part.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
                 try #require(holder >= 0 && flock(holder, LOCK_EX) == 0)
                 defer { close(holder) }
+                // The holder's partial: not the waiting run's to name.
+                try Data(Fixtures.a.prefix(1000)).write(to: URL(fileURLWithPath: destination + ".part"))
+                try Data("state".utf8).write(to: URL(fileURLWithPath: destination + ".part.state"))
                 let waiting = try self.startPinfetch(
                     lockTimeout + ["--sha256", Fixtures.sha256A, "-o", destination, server.url()],
                     logs: work + "/waiting"
@@ -311,6 +314,12 @@ struct ProcessTests {
                 let ended = try await waiting.wait(timeout: .seconds(3))
                 #expect(ended == .exited(130), "\(waiting.transcript)")
                 #expect(server.requests.isEmpty)
+                // It never started: `skipped` (DESIGN.md), naming no partial.
+                let line = waiting.standardOutput
+                #expect(line.contains(#""status":"skipped""#), "\(line)")
+                #expect(line.contains("not started: the run was interrupted"), "\(line)")
+                #expect(line.contains(#""partial":null"#), "\(line)")
+                #expect(contents(destination + ".part") == Array(Fixtures.a.prefix(1000)))
             }
         }
     }

@@ -29,7 +29,22 @@ final class EasyHandle: @unchecked Sendable {
         self.raw = raw
     }
 
-    deinit { curl_easy_cleanup(self.raw) }
+    /// With ``TransferEngine/defersRelease``: the last transfer, until its place is given back.
+    private var unacknowledged: TransferChannel?
+
+    deinit {
+        self.acknowledge()
+        curl_easy_cleanup(self.raw)
+    }
+
+    /// Gives back the place of this handle's last transfer among its origin's running ones
+    /// (``TransferEngine/acknowledge(_:)``): its answer was judged. The next ``perform(_:delegate:)``
+    /// does it too.
+    func acknowledge() {
+        guard let channel = self.unacknowledged else { return }
+        self.unacknowledged = nil
+        self.engine.acknowledge(channel)
+    }
 
     /// Runs `request` to completion on the engine, feeding `delegate` on the calling thread, which
     /// it blocks.
@@ -43,6 +58,7 @@ final class EasyHandle: @unchecked Sendable {
     /// - Returns: the `CURLcode` of the transfer (`CURLE_OK` = 0), libcurl's error text, and
     ///   whether the request went out on a reused connection.
     func perform(_ request: TransferRequest, delegate: TransferDelegate) throws(PinFetchError) -> TransferOutcome {
+        self.acknowledge()
         let origin = request.origin ?? (try? HTTPURL(request.url))?.origin
         let forbidReuse = request.method == .head && !(origin.map { self.engine.multiplexes($0) } ?? false)
         curl_easy_reset(self.raw)
@@ -172,7 +188,9 @@ final class EasyHandle: @unchecked Sendable {
                 timeout: request.timeout
             )
             let deadline = request.timeout.map { started + .milliseconds(Int64($0 * 1000)) }
-            return (self.run(channel, delegate: delegate, deadline: deadline), channel)
+            let code = self.run(channel, delegate: delegate, deadline: deadline)
+            if self.engine.defersRelease { self.unacknowledged = channel }
+            return (code, channel)
         }
         if let channel, channel.wasDropped {
             return TransferOutcome(code: Int(code.rawValue), message: "not started", category: .notStarted)

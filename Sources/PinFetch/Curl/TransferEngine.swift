@@ -26,10 +26,17 @@ final class TransferEngine: @unchecked Sendable {
         case abort(UnsafeMutableRawPointer, TransferChannel)
         case abortAll
         case dropUnstarted
+        case acknowledge(TransferChannel)
     }
 
     /// Connections to one host at most (`--max-connections-per-host`).
     let maximumConnectionsPerHost: Int
+    /// `--fail-fast`: a transfer that ended keeps its place among its origin's running ones until
+    /// its thread has judged it (``acknowledge(_:)``), so a transfer held for that origin does not
+    /// start in the moment between a failing answer and the batch's stop.
+    let defersRelease: Bool
+    /// Ended transfers whose place is kept until acknowledged (engine thread only).
+    private var unacknowledged: [ObjectIdentifier: TransferChannel] = [:]
     private let multi: UnsafeMutableRawPointer
     private let condition = Condition()
     private var requests: [Request] = []
@@ -56,13 +63,14 @@ final class TransferEngine: @unchecked Sendable {
     /// Starts the engine's thread.
     /// - Parameter maximumConnectionsPerHost: At least 1.
     /// - Throws: ``PinFetchError/Code/generic`` when libcurl cannot make a multi handle.
-    init(maximumConnectionsPerHost: Int) throws(PinFetchError) {
+    init(maximumConnectionsPerHost: Int, defersRelease: Bool = false) throws(PinFetchError) {
         guard curlGlobalInit == CURLE_OK else {
             throw PinFetchError(.generic, "curl_global_init failed: \(EasyHandle.describe(curlGlobalInit))")
         }
         guard let multi = curl_multi_init() else { throw PinFetchError(.generic, "curl_multi_init failed") }
         self.multi = multi
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
+        self.defersRelease = defersRelease
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
         // libcurl's default keeps 4 idle connections per transfer in the multi handle; between two
         // files a worker has none in it (it is verifying and syncing), so kept connections were
@@ -95,6 +103,12 @@ final class TransferEngine: @unchecked Sendable {
         self.requests.append(.abortAll)
         self.condition.unlock()
         curl_multi_wakeup(self.multi)
+    }
+
+    /// The thread of a transfer that ended has judged it: with ``defersRelease``, its origin's
+    /// place goes to a held transfer now.
+    func acknowledge(_ channel: TransferChannel) {
+        self.send(.acknowledge(channel))
     }
 
     /// Drops the held first requests of files (``TransferRequest/opensFile``) now and later
@@ -173,7 +187,7 @@ final class TransferEngine: @unchecked Sendable {
             self.active[handle] = nil
             curl_multi_remove_handle(self.multi, handle)
             channel.finish(CURLE_ABORTED_BY_CALLBACK)
-            self.ended(channel)
+            self.left(channel)
         case .abortAll:
             for (handle, channel) in self.active {
                 curl_multi_remove_handle(self.multi, handle)
@@ -183,6 +197,9 @@ final class TransferEngine: @unchecked Sendable {
             self.active = [:]
             self.held = [:]
             self.running = [:]
+            self.unacknowledged = [:]
+        case .acknowledge(let channel):
+            if let ended = self.unacknowledged.removeValue(forKey: ObjectIdentifier(channel)) { self.ended(ended) }
         case .dropUnstarted:
             self.dropsUnstarted = true
             for (origin, waiting) in self.held {
@@ -211,7 +228,14 @@ final class TransferEngine: @unchecked Sendable {
         self.running[origin, default: 0] += 1
     }
 
-    /// A running transfer left libcurl: a held one of its origin may start.
+    /// A running transfer left libcurl: a held one of its origin may start, at once or (with
+    /// ``defersRelease``) once its thread acknowledged it.
+    private func left(_ channel: TransferChannel) {
+        guard self.defersRelease, !self.cancelled else { return self.ended(channel) }
+        self.unacknowledged[ObjectIdentifier(channel)] = channel
+    }
+
+    /// A running transfer's place is free: a held one of its origin may start.
     private func ended(_ channel: TransferChannel) {
         let origin = channel.origin
         self.running[origin, default: 1] -= 1
@@ -245,7 +269,7 @@ final class TransferEngine: @unchecked Sendable {
             !self.active.values.contains(where: { $0.origin == origin && $0.connection != nil })
         else {
             channel.finish(code)
-            return self.ended(channel)
+            return self.left(channel)
         }
         let text = channel.errorText.map { String(cString: $0) } ?? ""  // read before the waiting thread goes on
         channel.finish(code)
@@ -259,7 +283,7 @@ final class TransferEngine: @unchecked Sendable {
             self.running[origin, default: 1] -= 1
         }
         for (_, waiting) in self.held.removeValue(forKey: origin) ?? [] { waiting.finish(code, message: reason) }
-        self.ended(channel)
+        self.left(channel)
     }
 
     // MARK: libcurl's connection callbacks (on the engine's thread)

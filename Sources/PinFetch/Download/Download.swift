@@ -89,6 +89,8 @@ final class Download {
     /// Spans of the partial past `state.offset` written by a segmented fetch and kept for a
     /// resume (recorded in durable checkpoints); `nil` for a partial written in order.
     var writtenAhead: WrittenSpans?
+    /// Whether this run took the destination's lock (so its sidecars are this run's to report).
+    var heldLock = false
     /// Why the file was not started, once it stopped for that.
     var notStartedBecause: (cause: PinFetchError.Code, reason: String)?
 
@@ -174,11 +176,8 @@ final class Download {
             result.source = nil
             result.mirrors = []
         }
-        let sidecars = self.sidecars
-        if result.error != nil, FileSystem.exists(sidecars.checkpoint), let size = FileSystem.size(of: sidecars.partial)
-        {
-            result.partial = FetchResult.KeptPartial(path: sidecars.partial, bytes: size)
-        }
+        // Only the partial this run held the lock of: another process's is not this file's to name.
+        if result.error != nil, self.heldLock { result.partial = .found(for: self.destination) }
         return result
     }
 
@@ -217,9 +216,12 @@ final class Download {
                 locks.append(try DestinationLock(path: path, timeout: lockTimeout) { [control] in control.isCancelled })
             } catch {
                 if error.code == .destinationLocked, self.pastDeadline { throw self.maximumTimeError() }
+                // Interrupted while another process held it: nothing was asked for yet.
+                if error.code == .cancelled, let stop = self.control.notStarting { throw self.notStarted(stop) }
                 throw error
             }
         }
+        self.heldLock = true
         // A run of a version before the checkpoint slots, killed while writing a checkpoint, left
         // a temporary; holding the lock, no one else writes it. Only one that is pinfetch's goes
         // (a placement left by a killed run goes when the cache is used again: it is made afresh).
