@@ -115,6 +115,7 @@ final class Benchmark {
         if cases.contains(6) { try self.caseKillResume() }
         if cases.contains(7) { try self.caseStartup() }
         if cases.contains(8) { try self.caseRoundTrip() }
+        if cases.contains(9) { try self.caseSegments() }
         print("## Targets\n")
         print("Ratios are medians of per-round ratios (each pinfetch run against its comparison of the same round).\n")
         for target in self.targets.sorted(by: { $0.name < $1.name }) { print("    " + target.line) }
@@ -145,7 +146,7 @@ final class Benchmark {
             guard !needed else { throw BenchError("\(name) is not on PATH: apt-get install \(package)") }
             return name
         }
-        let comparing = !cases.isDisjoint(with: [1, 4, 7, 8])
+        let comparing = !cases.isDisjoint(with: [1, 4, 7, 8, 9])
         return Tools(
             pinfetch: pinfetch,
             measureHelper: measureHelper,
@@ -156,7 +157,7 @@ final class Benchmark {
         )
     }
 
-    var needsBig: Bool { !self.options.cases.isDisjoint(with: [1, 2, 3, 5]) }
+    var needsBig: Bool { !self.options.cases.isDisjoint(with: [1, 2, 3, 5, 9]) }
     var needsLarge: Bool { self.options.cases.contains(3) }
     var needsMany: Bool { !self.options.cases.isDisjoint(with: [4, 8]) }
     var needsKill: Bool { self.options.cases.contains(6) }

@@ -7,7 +7,7 @@ import Foundation
 /// speed for its first `slowAfter` bytes and at 1 MiB/s after that (`limit_rate` takes a
 /// variable since nginx 1.17.0): the resume case uses it to stop pinfetch at ~90 % while the
 /// resuming request, without the header, goes to the same URL at full speed. `X-Slow: 24` is
-/// 24 MiB/s from the first byte (case 6).
+/// 24 MiB/s from the first byte (case 6), `X-Slow: 20` 20 MiB/s for each connection (case 9).
 final class NginxServer {
     static let executable = "/usr/sbin/nginx"
 
@@ -137,10 +137,12 @@ final class NginxServer {
                 map $http_x_slow $bench_rate {
                     default 0;
                     1 1m;
+                    20 20m;
                     24 24m;
                 }
                 map $http_x_slow $bench_rate_after {
                     default \(slowAfter);
+                    20 0;
                     24 0;
                 }
 

@@ -29,6 +29,31 @@ struct SegmentPlanTests {
         #expect(none == nil)
     }
 
+    @Test func `connections are added while each brings a connection's share, up to the maximum`() {
+        // A server holding each connection to 20 MiB/s: every helper adds 20.
+        var ramp = SegmentRamp(maximum: 7)
+        var steps: [SegmentRamp.Step] = []
+        for _ in 0..<10 { steps.append(ramp.next(rate: Double(ramp.allowed + 1) * 20)) }
+        #expect(steps.prefix(7).allSatisfy { $0 == .add })
+        #expect(ramp.allowed == 7 && ramp.isSettled)
+        #expect(steps.dropFirst(7).allSatisfy { $0 == .hold })
+    }
+
+    @Test func `a helper that brings too little is taken away, and the ramp stops`() {
+        var flat = SegmentRamp(maximum: 7)
+        #expect(flat.next(rate: 1000) == .add)
+        #expect(flat.next(rate: 1010) == .remove)  // the hash or the CPU sets the pace
+        #expect(flat.isSettled && flat.allowed == 0)
+        #expect(flat.next(rate: 5000) == .hold)
+        var worse = SegmentRamp(maximum: 7)
+        #expect(worse.next(rate: 1000) == .add)
+        #expect(worse.next(rate: 1900) == .add)
+        #expect(worse.next(rate: 2100) == .remove)  // less than half of a third connection's share
+        #expect(worse.isSettled && worse.allowed == 1)
+        var none = SegmentRamp(maximum: 0)
+        #expect(none.next(rate: 5) == .hold && none.allowed == 0)
+    }
+
     @Test func `pieces wholly before a resumed prefix are written already`() {
         let plan = SegmentPlan(length: 1000, pieceSize: 100, writtenUpTo: 250)
         #expect(plan.pieces[0] == .written && plan.pieces[1] == .written && plan.pieces[2] == .open)
@@ -81,15 +106,16 @@ struct SegmentPlanTests {
     }
 
     @Test func `past the memory bound a span ahead is read back from the partial, and only that`() async throws {
-        let content = pseudoRandomBytes(1 << 20, seed: 15)
-        let half = 512 << 10
-        // The second half comes first (a lagging first piece), 64 KiB at a time; 128 KiB fit in memory.
-        let spans = stride(from: half, to: 1 << 20, by: 64 << 10).map { $0..<($0 + (64 << 10)) } + [0..<half]
+        let content = pseudoRandomBytes(2 << 20, seed: 15)
+        let half = 1 << 20
+        // The second half comes first (a lagging first piece), 64 KiB at a time; two blocks of
+        // 256 KiB fit in memory, and the spans fill them in order.
+        let spans = stride(from: half, to: 2 << 20, by: 64 << 10).map { $0..<($0 + (64 << 10)) } + [0..<half]
         try await withTemporaryDirectory { directory in
-            let result = try self.assemble(content, spans: spans, memoryBound: 128 << 10, in: directory)
+            let result = try self.assemble(content, spans: spans, memoryBound: 512 << 10, in: directory)
             #expect(result.digest == Fixtures.sha256(content))
-            #expect(result.reread == Int64(half - (128 << 10)))
-            #expect(result.peak == 128 << 10)
+            #expect(result.reread == Int64(half - (512 << 10)))
+            #expect(result.peak == 512 << 10)
         }
     }
 }

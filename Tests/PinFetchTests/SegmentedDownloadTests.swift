@@ -23,7 +23,7 @@ struct SegmentedDownloadTests {
     }
 
     @Test func `a file over four connections has its bytes, hashed without reading back`() async throws {
-        let body = pseudoRandomBytes((1 << 20) + 123, seed: 141)
+        let body = pseudoRandomBytes((2 << 20) + 123, seed: 141)
         try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
             // Each connection is held to 2 MiB/s, as a mirror's per-connection limit: on an
             // unthrottled loopback the first stream may take every piece before the others ask.
@@ -54,7 +54,7 @@ struct SegmentedDownloadTests {
         let new = pseudoRandomBytes(600 << 10, seed: 143)
         try await withTestHTTPServer(serving: TestResource(body: old, etag: Self.etag)) { server in
             var faults = TestFaults()
-            faults.bytesPerSecond = 2 << 20  // so the other connections ask for pieces before the first is done
+            faults.bytesPerSecond = 512 << 10  // so the other connections ask for pieces before the first is done
             server.faults = faults
             let changed = Atomic<Bool>(false)
             server.handler = { request, _ in

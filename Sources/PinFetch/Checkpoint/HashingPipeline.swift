@@ -57,6 +57,7 @@ final class HashingPipeline: @unchecked Sendable {
     private var durable: CheckpointClock
     private var light: CheckpointClock
     private var failure: PinFetchError?
+    private var waited = Duration.zero
 
     /// The buffer the transfer thread is filling: its index, bytes in it, and when its first
     /// byte came. The hashing thread takes it over once it has waited ``stagingAge`` seconds, so
@@ -104,6 +105,14 @@ final class HashingPipeline: @unchecked Sendable {
 
     deinit { self.storage.deallocate() }
 
+    /// How long ``submit(_:)`` has waited for the hash to free a buffer, in all: when it grows as
+    /// fast as time, hashing, not the network, sets the pace.
+    var waitedForHashing: Duration {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        return self.waited
+    }
+
     /// The first failure of a checkpoint, if any; the transfer should stop.
     var error: PinFetchError? {
         self.condition.lock()
@@ -118,7 +127,11 @@ final class HashingPipeline: @unchecked Sendable {
         defer { self.condition.unlock() }
         while !remaining.isEmpty {
             if self.staging == nil {
-                while self.free.isEmpty { self.condition.wait() }
+                if self.free.isEmpty {
+                    let started = ContinuousClock.now
+                    while self.free.isEmpty { self.condition.wait() }
+                    self.waited += ContinuousClock.now - started
+                }
                 self.staging = (self.free.removeLast(), 0, Date())
                 self.condition.broadcast()  // the hashing thread times its take-over from now
             }

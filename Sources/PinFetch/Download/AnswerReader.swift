@@ -29,6 +29,8 @@ final class AnswerReader: TransferDelegate {
     /// The segmented fetch this answer leads (`--segments`), and the piece it streams now.
     private(set) var segments: SegmentedFetch?
     private(set) var leadPiece = 0
+    /// The lead's current quarter second: when it began, and the pipeline's wait for the hash then.
+    private var leadWindow: (start: ContinuousClock.Instant, waited: Duration)?
 
     init(download: Download, context: AnswerContext) {
         self.download = download
@@ -175,6 +177,7 @@ final class AnswerReader: TransferDelegate {
         _ segments: SegmentedFetch,
         _ pipeline: HashingPipeline
     ) throws(PinFetchError) -> Bool {
+        if !segments.helpersStarted { self.startHelpersIfTheyHelp(segments, pipeline) }
         var bytes = body
         while !bytes.isEmpty {
             let end = segments.range(of: self.leadPiece).upperBound
@@ -194,6 +197,22 @@ final class AnswerReader: TransferDelegate {
             if self.download.state.offset == end { segments.markWritten(self.leadPiece) }
         }
         return segments.stop == nil
+    }
+
+    /// More connections only help while the network, not the hash, sets the pace: the helpers
+    /// start after a quarter second in which the lead waited for the hash less than a tenth of
+    /// the time (on a fast loopback the hash is the limit, and more streams only cost CPU).
+    private func startHelpersIfTheyHelp(_ segments: SegmentedFetch, _ pipeline: HashingPipeline) {
+        let now = ContinuousClock.now
+        guard let window = self.leadWindow else {
+            self.leadWindow = (now, pipeline.waitedForHashing)
+            return
+        }
+        let elapsed = now - window.start
+        guard elapsed >= .milliseconds(250) else { return }
+        let waited = pipeline.waitedForHashing
+        if (waited - window.waited) * 10 < elapsed { return segments.startHelpers() }
+        self.leadWindow = (now, waited)
     }
 
     override func progress(received: Int64) -> Bool {

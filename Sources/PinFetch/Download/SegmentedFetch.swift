@@ -42,6 +42,11 @@ final class SegmentedFetch: @unchecked Sendable {
     private var stopped: Stop?
     private var failure: PinFetchError?
     private var helpersRunning = 0
+    /// When the phase began, with the lead alone.
+    private let began = ContinuousClock.now
+    /// Helpers allowed to take pieces (``SegmentRamp``): helper `n` stops once `n` is above it.
+    private var allowedHelpers = 0
+    private var helperStarter: (@Sendable () -> Void)?
     /// Body bytes the helpers received (the lead counts its own in the download).
     let helperBytes = Atomic<Int64>(0)
 
@@ -91,9 +96,11 @@ final class SegmentedFetch: @unchecked Sendable {
         self.locked { self.stopped == nil ? self.plan.claimNext(for: fetcher) : nil }
     }
 
-    /// Piece `index` for `fetcher` if nobody has it (the lead going on past its piece).
+    /// Piece `index` for `fetcher` if nobody has it (the lead going on past its piece), unless a
+    /// resumed partial holds its start: that piece is asked for from where it stops, by
+    /// ``claimNext(for:)`` (streaming on would deliver its held bytes twice).
     func claim(_ index: Int, for fetcher: Int) -> Bool {
-        self.locked { self.stopped == nil && self.plan.claim(index, for: fetcher) }
+        self.locked { self.stopped == nil && self.startsAt[index] == nil && self.plan.claim(index, for: fetcher) }
     }
 
     /// A fetcher's local failure (disk): the phase stops, and the download fails with it.
@@ -107,6 +114,49 @@ final class SegmentedFetch: @unchecked Sendable {
     var localFailure: PinFetchError? { self.locked { self.failure } }
 
     func markWritten(_ index: Int) { self.locked { self.plan.markWritten(index) } }
+
+    /// Starts the helpers, once: ``prepareHelpers(_:)``'s closure runs on the first call.
+    func startHelpers() {
+        let start: (@Sendable () -> Void)? = self.locked {
+            defer { self.helperStarter = nil }
+            return self.helperStarter
+        }
+        start?()
+    }
+
+    /// Whether ``startHelpers()`` ran (or there is nothing to start).
+    var helpersStarted: Bool { self.locked { self.helperStarter == nil } }
+
+    /// What ``startHelpers()`` does: helpers start only once they can help (``AnswerReader``
+    /// starts them when the hash keeps up with the first stream).
+    func prepareHelpers(_ start: @escaping @Sendable () -> Void) {
+        self.locked { self.helperStarter = start }
+    }
+
+    /// Whether helper `fetcher` may take another piece.
+    func mayGoOn(_ fetcher: Int) -> Bool { self.locked { fetcher <= self.allowedHelpers } }
+
+    /// Whether any piece is still nobody's.
+    var hasOpenPieces: Bool { self.locked { self.plan.pieces.contains(.open) } }
+
+    /// Adds helpers one at a time while the rate the assembler sees still rises, up to
+    /// `maximum` (``SegmentRamp``); `start(n)` starts helper `n`. Runs on a thread of its own,
+    /// counted as a helper, until the ramp settles, the phase stops or no piece is open.
+    func ramp(maximum: Int, start: @escaping @Sendable (Int) -> Void) {
+        self.startHelper { [self] in
+            var ramp = SegmentRamp(maximum: maximum)
+            // The first step takes the lead's rate since the phase began: the first helper starts at once.
+            var (lastBytes, lastTime) = (Int64(0), self.began)
+            while !ramp.isSettled, self.stop == nil, self.hasOpenPieces {
+                let (bytes, time) = (self.assembler.deliveredBytes, ContinuousClock.now)
+                let step = ramp.next(rate: Double(bytes - lastBytes) / max((time - lastTime) / .seconds(1), 0.001))
+                (lastBytes, lastTime) = (bytes, time)
+                self.locked { self.allowedHelpers = ramp.allowed }
+                if step == .add { start(ramp.allowed) }
+                usleep(250_000)
+            }
+        }
+    }
 
     /// Starts a helper thread.
     func startHelper(_ body: @escaping @Sendable () -> Void) {

@@ -65,19 +65,23 @@ extension Download {
             assembler: assembler
         )
         let helpers = min(self.options.segments, open) - 1
-        self.decide(
-            "fetching bytes \(offset)-\(length - 1) over \(helpers + 1) connections, in pieces of \(pieceSize) bytes"
-                + (kept.isEmpty ? "" : "; \(kept.count) pieces kept from an earlier run")
-        )
+        if !kept.isEmpty { self.decide("\(kept.count) pieces kept from an earlier run") }
         // Helpers only read what the download does not change during the phase (its mirror,
         // options and transport) and call `perform` with their own handle.
         nonisolated(unsafe) let download = self
-        for fetcher in 1...max(1, helpers) where helpers > 0 {
-            guard let easy = try? EasyHandle(engine: self.easy.engine) else { break }
-            fetch.startHelper {
-                while let piece = fetch.claimNext(for: fetcher) {
-                    guard download.fetchPiece(fetch, fetch.remaining(of: piece), on: easy) else { break }
-                    fetch.markWritten(piece)
+        let engine = self.easy.engine
+        fetch.prepareHelpers {
+            download.decide(
+                "fetching bytes \(offset)-\(length - 1) over up to \(helpers + 1) connections, in pieces of "
+                    + "\(pieceSize) bytes; one more while the rate still rises"
+            )
+            fetch.ramp(maximum: helpers) { fetcher in
+                guard let easy = try? EasyHandle(engine: engine) else { return }
+                fetch.startHelper {
+                    while fetch.mayGoOn(fetcher), let piece = fetch.claimNext(for: fetcher) {
+                        guard download.fetchPiece(fetch, fetch.remaining(of: piece), on: easy) else { break }
+                        fetch.markWritten(piece)
+                    }
                 }
             }
         }
@@ -96,6 +100,7 @@ extension Download {
         leadPiece: Int,
         lead: TransferOutcome
     ) throws(PinFetchError) -> TransferOutcome {
+        fetch.startHelpers()  // if the lead did not: what is left goes faster over more connections
         let own = fetch.range(of: leadPiece)
         if self.state.offset < own.upperBound, fetch.stop == nil {
             if self.fetchPiece(fetch, self.state.offset..<own.upperBound, on: nil) { fetch.markWritten(leadPiece) }
