@@ -54,6 +54,9 @@ public struct FetchOptions: Sendable {
     /// more cut a fresh download of a representation with a strong validator and
     /// `Accept-Ranges: bytes` into pieces of 8 MiB fetched at once, hashed in order.
     public var segments = 1
+    /// `--segments auto`: up to 8 connections, only for a file of 64 MiB or more still to fetch
+    /// (``segments`` is then 8).
+    public var segmentsAutomatic = false
     /// Bytes per piece of a segmented download (`--segment-size`, 8 MiB by default).
     public var segmentPieceSize: Int64 = 8 << 20
     /// Bytes of pieces at most kept in memory ahead of the hash (issue 14: 128 MiB); past it a

@@ -156,10 +156,17 @@ public struct Arguments: Sendable {
                 }
                 parsed.options.maximumConnectionsPerHost = count
             case "--segments":
-                guard let count = Int(value), (1...16).contains(count) else {
-                    throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 16, not '\(value)'")
+                if value == "auto" {
+                    (parsed.options.segments, parsed.options.segmentsAutomatic) = (8, true)
+                    break
                 }
-                parsed.options.segments = count
+                guard let count = Int(value), (1...16).contains(count) else {
+                    throw PinFetchError(
+                        .usage,
+                        "\(argument) takes 'auto' or a whole number from 1 to 16, not '\(value)'"
+                    )
+                }
+                (parsed.options.segments, parsed.options.segmentsAutomatic) = (count, false)
             case "--segment-size":
                 let size = try Self.size(value, for: argument)
                 guard (64 << 10...1 << 30).contains(size) else {

@@ -88,8 +88,9 @@ public enum CommandLineTool {
               --max-connections-per-host N  downloads (so connections) to one host at once, for
                                      all downloads together (default 8); over HTTP/2 one connection
                                      carries them all
-              --segments N           fetch one large file over N connections at once (1-16, default
-                                     1), in pieces of 8 MiB hashed in order; needs a strong
+              --segments N|auto      fetch one large file over up to N connections (1-16, default 1;
+                                     auto: up to 8, for 64 MiB or more), added while the rate
+                                     rises, in pieces of 8 MiB hashed in order; needs a strong
                                      validator and Accept-Ranges: bytes, else one stream
               --segment-size SIZE    bytes per piece with --segments (64K to 1G, default 8M)
               --fail-fast            start no new file after the first failure

@@ -211,6 +211,8 @@ struct ArgumentsTests {
         let set = try Arguments.parse([Self.url, "--segments", "8", "--segment-size=1M"]).options
         #expect(set.segments == 8 && set.segmentPieceSize == 1 << 20)
         #expect(try Arguments.parse([Self.url, "--segment-size", "64K"]).options.segmentPieceSize == 64 << 10)
+        let automatic = try Arguments.parse([Self.url, "--segments", "auto"]).options
+        #expect(automatic.segments == 8 && automatic.segmentsAutomatic)
     }
 
     @Test func `--max-connections-per-host sets the batch's bound, 8 when not given`() throws {

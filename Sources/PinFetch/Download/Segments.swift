@@ -25,6 +25,8 @@ extension Download {
             let length = totalLength, length > offset, let ifRange = head.validator.ifRangeValue,
             !head.hasContentCoding
         else { return nil }
+        // `auto` cuts only what is worth several connections (issue 14: 64 MiB).
+        if self.options.segmentsAutomatic, length - offset < 64 << 20 { return nil }
         var plan = SegmentPlan(length: length, pieceSize: pieceSize, writtenUpTo: offset)
         let leadPiece = plan.piece(at: offset)
         // What the partial holds of the pieces after the lead's (from their start): kept, read
