@@ -59,9 +59,10 @@ public struct FetchOptions: Sendable {
     public var segmentsAutomatic = false
     /// Bytes per piece of a segmented download (`--segment-size`, 8 MiB by default).
     public var segmentPieceSize: Int64 = 8 << 20
-    /// Bytes of pieces at most kept in memory ahead of the hash (issue 14: 128 MiB); past it a
-    /// piece is read back from the partial when the hash reaches it.
-    var segmentMemoryBound = 128 << 20
+    /// Bytes of pieces at most kept in memory ahead of the hash (96 MiB: with the buffers of up to
+    /// 16 connections, the process stays under issue 14's 160 MiB); past it a piece is read back
+    /// from the partial when the hash reaches it.
+    var segmentMemoryBound = 96 << 20
     /// Redirects followed at most per request.
     public var maximumRedirects = 10
     /// Follow a redirect from `https` to `http` (refused by default: exit 7).

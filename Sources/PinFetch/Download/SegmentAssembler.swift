@@ -41,14 +41,14 @@ final class SegmentAssembler: @unchecked Sendable {
     ///   - pipeline: Hashes from `prefix` on.
     ///   - partial: Where every delivered span was written, to read back what was not kept.
     ///   - prefix: Bytes already hashed (from byte 0).
-    ///   - memoryBound: Bytes at most kept ahead of the prefix (issue 14: 128 MiB).
-    ///   - onDisk: Spans past `prefix` a earlier run wrote (a resumed segmented download): read
+    ///   - memoryBound: Bytes at most kept ahead of the prefix (``FetchOptions``: 96 MiB).
+    ///   - onDisk: Spans past `prefix` an earlier run wrote (a resumed segmented download): read
     ///     back when the prefix reaches them. Apart from each other and from what is delivered.
     init(
         pipeline: HashingPipeline,
         partial: PartialFile,
         prefix: Int64,
-        memoryBound: Int = 128 << 20,
+        memoryBound: Int = 96 << 20,
         onDisk: [Range<Int64>] = []
     ) {
         self.pipeline = pipeline

@@ -32,6 +32,8 @@ final class SegmentedFetch: @unchecked Sendable {
     let length: Int64
     /// The piece the first answer streams when the phase begins.
     let leadPiece: Int
+    /// Bytes past the resumed offset an earlier run left, kept and read back (not fetched).
+    let keptBytes: Int64
     /// Where pieces a resumed partial holds in part go on (by piece index).
     private let startsAt: [Int: Int64]
     let validator: Validator
@@ -56,6 +58,7 @@ final class SegmentedFetch: @unchecked Sendable {
         plan: SegmentPlan,
         leadPiece: Int,
         startsAt: [Int: Int64] = [:],
+        keptBytes: Int64 = 0,
         validator: Validator,
         ifRange: String,
         assembler: SegmentAssembler
@@ -63,6 +66,7 @@ final class SegmentedFetch: @unchecked Sendable {
         self.length = plan.length
         self.leadPiece = leadPiece
         self.startsAt = startsAt
+        self.keptBytes = keptBytes
         self.validator = validator
         self.ifRange = ifRange
         self.assembler = assembler
@@ -215,8 +219,14 @@ final class PieceReader: TransferDelegate {
             self.refusal = .failed("a piece's answer was HTTP \(head.status)")
             return false
         }
-        guard self.fetch.validator.matches(validator) == true else {
+        switch self.fetch.validator.matches(validator) {
+        case true?: break
+        case false?:
             self.refusal = .representationChanged("a piece's 206 carries another validator")
+            return false
+        case nil:
+            // No validator to compare: it cannot tie the piece to the file, nor show another one.
+            self.refusal = .failed("a piece's 206 carries no validator")
             return false
         }
         guard !head.hasContentCoding, !head.isMultipartByteRanges, let range = head.contentRange,
@@ -226,7 +236,11 @@ final class PieceReader: TransferDelegate {
             self.refusal = .failed("a piece's 206 does not cover the range asked for")
             return false
         }
-        guard range.completeLength == self.fetch.length else {
+        guard let total = range.completeLength else {
+            self.refusal = .failed("a piece's 206 does not say the file's length")
+            return false
+        }
+        guard total == self.fetch.length else {
             self.refusal = .representationChanged("a piece's 206 names another length")
             return false
         }

@@ -62,6 +62,7 @@ extension Download {
             plan: plan,
             leadPiece: leadPiece,
             startsAt: startsAt,
+            keptBytes: kept.reduce(0) { $0 + Int64($1.count) },
             validator: head.validator,
             ifRange: ifRange,
             assembler: assembler
@@ -118,6 +119,7 @@ extension Download {
         self.state.offset = prefix
         if fetch.isComplete, prefix == fetch.length {
             self.writtenAhead = nil
+            self.state.resumedFrom += fetch.keptBytes  // earlier data in the final file (`resumed_from`)
             return TransferOutcome(code: 0, message: "", category: .ok)
         }
         if self.control.isCancelled || fetch.localFailure != nil {
