@@ -29,27 +29,38 @@ struct SegmentPlanTests {
         #expect(none == nil)
     }
 
-    @Test func `connections are added while each brings a connection's share, up to the maximum`() {
-        // A server holding each connection to 20 MiB/s: every helper adds 20.
+    @Test func `connections double while they bring their share, up to the maximum`() {
+        // A server holding each connection to 20 MiB/s: 1, 2, 4, then 8 connections.
         var ramp = SegmentRamp(maximum: 7)
         var steps: [SegmentRamp.Step] = []
-        for _ in 0..<10 { steps.append(ramp.next(rate: Double(ramp.allowed + 1) * 20)) }
-        #expect(steps.prefix(7).allSatisfy { $0 == .add })
-        #expect(ramp.allowed == 7 && ramp.isSettled)
-        #expect(steps.dropFirst(7).allSatisfy { $0 == .hold })
+        var connections: [Int] = []
+        for _ in 0..<5 {
+            steps.append(ramp.next(rate: Double(ramp.allowed + 1) * 20))
+            connections.append(ramp.allowed + 1)
+        }
+        #expect(steps == [.add, .add, .add, .hold, .hold])
+        #expect(connections == [2, 4, 8, 8, 8])
+        #expect(ramp.isSettled)
     }
 
-    @Test func `a helper that brings too little is taken away, and the ramp stops`() {
+    @Test func `a step that brings too little is taken back, and the ramp stops`() {
         var flat = SegmentRamp(maximum: 7)
         #expect(flat.next(rate: 1000) == .add)
         #expect(flat.next(rate: 1010) == .remove)  // the hash or the CPU sets the pace
         #expect(flat.isSettled && flat.allowed == 0)
         #expect(flat.next(rate: 5000) == .hold)
-        var worse = SegmentRamp(maximum: 7)
-        #expect(worse.next(rate: 1000) == .add)
-        #expect(worse.next(rate: 1900) == .add)
-        #expect(worse.next(rate: 2100) == .remove)  // less than half of a third connection's share
-        #expect(worse.isSettled && worse.allowed == 1)
+        var half = SegmentRamp(maximum: 7)
+        #expect(half.next(rate: 1000) == .add)  // 2 connections
+        #expect(half.next(rate: 1900) == .add)  // 4
+        #expect(half.next(rate: 2400) == .remove)  // less than half of what 2 more would bring
+        #expect(half.isSettled && half.allowed == 1)
+        var three = SegmentRamp(maximum: 2)
+        #expect(three.next(rate: 10) == .add && three.allowed == 1)
+        #expect(three.next(rate: 20) == .add && three.allowed == 2)  // capped at the maximum
+        #expect(three.next(rate: 28) == .hold && three.isSettled)
+        var burst = SegmentRamp(maximum: 7)  // the lead measured during a server's first-second burst
+        #expect(burst.next(rate: 1000) == .add)
+        #expect(burst.next(rate: 1300) == .add && burst.allowed == 3)
         var none = SegmentRamp(maximum: 0)
         #expect(none.next(rate: 5) == .hold && none.allowed == 0)
     }

@@ -1,15 +1,16 @@
-/// How many helper connections a segmented fetch runs (issue 14): one more while the total rate
-/// still rises by at least half of what one more connection would add if each had its own
-/// limit; the last one is taken away again, for good, when it did not. On a server that limits
-/// each connection every helper is added in turn; where the hash, the disk or the CPU sets the
-/// pace (a fast loopback) the first helper brings nothing and goes (it would only cost CPU).
+/// How many helper connections a segmented fetch runs (issue 14), as TCP's slow start grows its
+/// window: the connections double each step (2, 4, 8, … up to the maximum) while the total rate
+/// still rises by at least half of what they would add if each had its own limit (the first
+/// helper: a tenth); a step that did not is taken back, for good. On a server that limits each connection they all come within
+/// a second or two; where the hash, the disk or the CPU sets the pace (a fast loopback) the first
+/// helper brings nothing and goes (it would only cost CPU).
 ///
-/// Pure: ``SegmentedFetch`` measures the rate (bytes per second delivered) each quarter second.
-struct SegmentRamp: Hashable, Sendable {
+/// Pure: ``SegmentedFetch`` measures the rate (bytes per second delivered) after each step.
+struct SegmentRamp: Sendable {
     enum Step: Hashable, Sendable {
-        /// Start helper number ``allowed``.
+        /// Helpers up to number ``allowed`` start.
         case add
-        /// Helper number ``allowed`` + 1 stops after its piece: it did not make the fetch faster.
+        /// Helpers past number ``allowed`` stop after their piece: the last step did not pay.
         case remove
         /// No change; ``isSettled`` says whether any may come.
         case hold
@@ -21,33 +22,34 @@ struct SegmentRamp: Hashable, Sendable {
     private(set) var allowed = 0
     /// Whether no helper will be added or taken away any more.
     private(set) var isSettled = false
-    private var rateBefore: Double?
+    /// The rate and the helpers before the last step.
+    private var before: (rate: Double, allowed: Int)?
 
     init(maximum: Int) {
         self.maximum = max(0, maximum)
         self.isSettled = self.maximum == 0
     }
 
-    /// The step after a quarter second at `rate` bytes per second.
+    /// The step after measuring `rate` bytes per second with ``allowed`` helpers.
     mutating func next(rate: Double) -> Step {
         guard !self.isSettled else { return .hold }
-        guard let before = self.rateBefore else {
-            self.rateBefore = rate
-            self.allowed = 1
-            return .add
-        }
-        let connections = Double(self.allowed)  // the lead and allowed − 1 helpers, before the last one
-        if rate >= before * (1 + 0.5 / connections) {
-            guard self.allowed < self.maximum else {
+        if let before = self.before {
+            let gain = Double(self.allowed + 1) / Double(before.allowed + 1) - 1  // with a limit per connection
+            // The lead's rate alone is the least sure (a server's first-second burst inflates it):
+            // the first helper stays when it brings a tenth more; later steps, half their share.
+            let needed = before.allowed == 0 ? 1.1 : 1 + 0.5 * gain
+            guard rate >= before.rate * needed else {
                 self.isSettled = true
-                return .hold
+                self.allowed = before.allowed
+                return .remove
             }
-            self.rateBefore = rate
-            self.allowed += 1
-            return .add
         }
-        self.isSettled = true
-        self.allowed -= 1
-        return .remove
+        guard self.allowed < self.maximum else {
+            self.isSettled = true
+            return .hold
+        }
+        self.before = (rate, self.allowed)
+        self.allowed = min(self.maximum, 2 * (self.allowed + 1) - 1)
+        return .add
     }
 }

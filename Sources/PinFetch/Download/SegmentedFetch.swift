@@ -44,8 +44,6 @@ final class SegmentedFetch: @unchecked Sendable {
     private var stopped: Stop?
     private var failure: PinFetchError?
     private var helpersRunning = 0
-    /// When the phase began, with the lead alone.
-    private let began = ContinuousClock.now
     /// Helpers allowed to take pieces (``SegmentRamp``): helper `n` stops once `n` is above it.
     private var allowedHelpers = 0
     private var helperStarter: (@Sendable () -> Void)?
@@ -146,20 +144,52 @@ final class SegmentedFetch: @unchecked Sendable {
     /// Adds helpers one at a time while the rate the assembler sees still rises, up to
     /// `maximum` (``SegmentRamp``); `start(n)` starts helper `n`. Runs on a thread of its own,
     /// counted as a helper, until the ramp settles, the phase stops or no piece is open.
-    func ramp(maximum: Int, start: @escaping @Sendable (Int) -> Void) {
+    /// `note` hears each change in words (`-v`).
+    func ramp(
+        maximum: Int,
+        note: @escaping @Sendable (String) -> Void,
+        start: @escaping @Sendable (Int) -> Void
+    ) {
         self.startHelper { [self] in
             var ramp = SegmentRamp(maximum: maximum)
-            // The first step takes the lead's rate since the phase began: the first helper starts at once.
-            var (lastBytes, lastTime) = (Int64(0), self.began)
+            var started = 0
+            // Measured from now, after the lead's first quarter second: a server's first burst
+            // (nginx sends a second's worth at once) would make any helper look useless.
             while !ramp.isSettled, self.stop == nil, self.hasOpenPieces {
-                let (bytes, time) = (self.assembler.deliveredBytes, ContinuousClock.now)
-                let step = ramp.next(rate: Double(bytes - lastBytes) / max((time - lastTime) / .seconds(1), 0.001))
-                (lastBytes, lastTime) = (bytes, time)
+                let rate = self.measureRate(connections: ramp.allowed + 1)
+                let connections = ramp.allowed + 1
+                let step = ramp.next(rate: rate)
                 self.locked { self.allowedHelpers = ramp.allowed }
-                if step == .add { start(ramp.allowed) }
-                usleep(250_000)
+                let speed = "\(Int(rate / 1024)) KiB/s over \(connections) connections"
+                switch step {
+                case .add:
+                    note("\(speed): \(ramp.allowed + 1) from now")
+                    while started < ramp.allowed {
+                        started += 1
+                        start(started)
+                    }
+                    // Their first quarter second (connect, ask, first bytes) is not measured.
+                    usleep(250_000)
+                case .remove: note("\(speed): too little for them; back to \(ramp.allowed + 1)")
+                case .hold: note("\(speed): no more connections")
+                }
             }
         }
+    }
+
+    /// The rate the assembler sees (bytes per second) over the next quarter second, or longer,
+    /// up to 2 s, until each of `connections` delivered 512 KiB: a server that paces in chunks
+    /// (64 KiB at a time at 200 KiB/s) would make a short window say anything.
+    private func measureRate(connections: Int) -> Double {
+        let (startBytes, startTime) = (self.assembler.deliveredBytes, ContinuousClock.now)
+        usleep(250_000)
+        while ContinuousClock.now - startTime < .seconds(2), self.stop == nil, self.hasOpenPieces,
+            self.assembler.deliveredBytes - startBytes < Int64(connections) << 19
+        {
+            usleep(50_000)
+        }
+        let seconds = max((ContinuousClock.now - startTime) / .seconds(1), 0.001)
+        return Double(self.assembler.deliveredBytes - startBytes) / seconds
     }
 
     /// Starts a helper thread.

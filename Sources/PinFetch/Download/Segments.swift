@@ -76,9 +76,9 @@ extension Download {
         fetch.prepareHelpers {
             download.decide(
                 "fetching bytes \(offset)-\(length - 1) over up to \(helpers + 1) connections, in pieces of "
-                    + "\(pieceSize) bytes; one more while the rate still rises"
+                    + "\(pieceSize) bytes, doubling them while the rate keeps up"
             )
-            fetch.ramp(maximum: helpers) { fetcher in
+            fetch.ramp(maximum: helpers, note: { download.decide($0) }) { fetcher in
                 guard let easy = try? EasyHandle(engine: engine) else { return }
                 fetch.startHelper {
                     while fetch.mayGoOn(fetcher), let piece = fetch.claimNext(for: fetcher) {
