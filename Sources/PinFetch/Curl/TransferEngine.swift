@@ -46,6 +46,8 @@ final class TransferEngine: @unchecked Sendable {
     /// Set by ``dropUnstarted()`` (engine thread only).
     private var dropsUnstarted = false
     private var stopped = false
+    /// Set right before the multi handle is cleaned up: no request is taken after it.
+    private var closed = false
     private var active: [UnsafeMutableRawPointer: TransferChannel] = [:]
     /// Transfers held back, by origin, and those running, by origin (engine thread only).
     private var held: [String: [(handle: UnsafeMutableRawPointer, channel: TransferChannel)]] = [:]
@@ -100,9 +102,8 @@ final class TransferEngine: @unchecked Sendable {
     func cancelAll() {
         self.condition.lock()
         self.cancelled = true
-        self.requests.append(.abortAll)
         self.condition.unlock()
-        curl_multi_wakeup(self.multi)
+        self.send(.abortAll)
     }
 
     /// The thread of a transfer that ended has judged it: with ``defersRelease``, its origin's
@@ -122,9 +123,7 @@ final class TransferEngine: @unchecked Sendable {
     func stop() {
         self.condition.lock()
         self.stopping = true
-        self.condition.unlock()
-        curl_multi_wakeup(self.multi)
-        self.condition.lock()
+        if !self.closed { curl_multi_wakeup(self.multi) }
         while !self.stopped { self.condition.wait() }
         self.condition.unlock()
     }
@@ -134,10 +133,14 @@ final class TransferEngine: @unchecked Sendable {
         self.multiplexedOrigins.withLock { $0.contains(origin) }
     }
 
+    /// Queues `request` for the engine's thread; dropped once the multi handle is gone (a handle
+    /// freed after ``stop()`` acknowledges its last transfer, say). The wake-up happens under the
+    /// lock, so the handle cannot be cleaned up in between.
     private func send(_ request: Request) {
         self.condition.lock()
+        defer { self.condition.unlock() }
+        guard !self.closed else { return }
         self.requests.append(request)
-        self.condition.unlock()
         curl_multi_wakeup(self.multi)
     }
 
@@ -162,6 +165,9 @@ final class TransferEngine: @unchecked Sendable {
             self.released = []
             _ = curl_multi_poll(self.multi, nil, 0, 1000, nil)
         }
+        self.condition.lock()
+        self.closed = true
+        self.condition.unlock()
         curl_multi_cleanup(self.multi)
         self.condition.lock()
         self.stopped = true
