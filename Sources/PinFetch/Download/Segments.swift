@@ -93,10 +93,11 @@ extension Download {
 
     /// Ends the segmented phase once the lead's GET returned: this thread fetches pieces too
     /// (first the rest of the lead's own piece, if its stream broke off), then waits for the
-    /// helpers. Afterwards `state.offset` is the hashed prefix; pieces beyond it are cut off
-    /// again (this version keeps no record of them), so a retry resumes from the prefix over one
-    /// stream. Returns the outcome to judge the answer by: the lead's, or success once every piece
-    /// is in.
+    /// helpers. Afterwards `state.offset` is the hashed prefix. Cancelled, or stopped by a local
+    /// failure, the spans past it are kept (``writtenAhead``: the checkpoint taken on the way out
+    /// lists them); stopped by a piece's answer, they are cut off and a retry goes on from the
+    /// prefix over one stream (or from byte 0, for another representation). Returns the outcome
+    /// to judge the answer by: success once every piece is in, else the reason it stopped.
     /// - Throws: a local failure (disk) of any fetcher.
     func finishSegments(
         _ fetch: SegmentedFetch,
