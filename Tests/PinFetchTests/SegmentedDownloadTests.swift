@@ -214,6 +214,46 @@ struct SegmentedDownloadTests {
         }
     }
 
+    @Test func `a kept span whose end changed since its checkpoint is fetched again, not trusted`() async throws {
+        let body = pseudoRandomBytes(2 << 20, seed: 150)
+        try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
+            var faults = TestFaults()
+            faults.unrangedBytesPerSecond = 32 << 10  // the first piece crawls, the others wait ahead
+            server.faults = faults
+            try await withTemporaryDirectory { directory in
+                let output = directory + "/f"
+                var options = Self.options(segments: 4, pieceSize: 256 << 10)
+                options.retries = 0
+                let first = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline, Self.ranged(server).count < 5 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                first.cancel()
+                _ = await first.value
+                let record = try #require(CheckpointFile.read(output + ".part.state")?.durable.first)
+                let span = try #require(record.spans?.first)
+                #expect(record.spanTails?.count == record.spans?.count)
+                // A lost write: the span's last 4 KiB read as zeros now.
+                let handle = try #require(FileHandle(forUpdatingAtPath: output + ".part"))
+                try handle.seek(toOffset: UInt64(span[1] - 4096))
+                handle.write(Data(count: 4096))
+                try handle.close()
+
+                server.faults = TestFaults()
+                // No pin: only the check of the span's end keeps the zeros out.
+                let result = await Fetcher(options: Self.options(segments: 4, pieceSize: 256 << 10)).run(
+                    server.url(),
+                    to: output
+                )
+                #expect(result.error == nil, "\(String(describing: result.error))")
+                #expect(Self.holds(output, body))
+                #expect(result.digest == Fixtures.sha256(body))
+            }
+        }
+    }
+
     @Test func `--segments auto leaves a file under 64 MiB to one stream`() async throws {
         let body = pseudoRandomBytes(2 << 20, seed: 148)
         try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in

@@ -62,6 +62,13 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// pairs, sorted and apart (issue 14); only in durable records, whose `fsync` came after
     /// they were written. `nil` for a partial written in order.
     var spans: [[Int64]]?
+    /// For each of ``spans``, the SHA-256 of its last 4 KiB (``spanTailLength(of:)``): where a
+    /// lost write lands, checked before a resume keeps the span (as ``tailDigest`` is for the
+    /// prefix); `nil` in records that do not say.
+    var spanTails: [[UInt8]]?
+
+    /// Bytes at the end of a span that its entry in ``spanTails`` covers: 4 KiB, or all of them.
+    static func spanTailLength(of span: Range<Int64>) -> Int64 { min(Int64(span.count), 4096) }
 
     /// Bytes of `<dest>.part` before an offset that ``tailDigest`` covers: 64 KiB, or all of them.
     static func tailLength(before offset: Int64) -> Int64 { min(offset, 64 * 1024) }
@@ -96,7 +103,8 @@ struct Checkpoint: Hashable, Sendable, Codable {
         guard let record = try? JSONDecoder().decode(Checkpoint.self, from: json) else { return nil }
         guard record.offset >= 0, record.hashState.count == record.hashStateSize,
             record.totalLength.map({ $0 >= record.offset }) ?? true,
-            record.spans.map({ Self.spansAreValid($0, after: record.offset, within: record.totalLength) }) ?? true
+            record.spans.map({ Self.spansAreValid($0, after: record.offset, within: record.totalLength) }) ?? true,
+            record.spanTails.map({ $0.count == record.spans?.count && $0.allSatisfy { $0.count == 32 } }) ?? true
         else { return nil }
         self = record
     }
@@ -116,7 +124,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case url, mixedSources, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
-        case partialIdentity, tailDigest, sequence, spans
+        case partialIdentity, tailDigest, sequence, spans, spanTails
     }
 
     init(
@@ -173,6 +181,18 @@ struct Checkpoint: Hashable, Sendable, Codable {
         }
         self.sequence = try container.decodeIfPresent(UInt64.self, forKey: .sequence)
         self.spans = try container.decodeIfPresent([[Int64]].self, forKey: .spans)
+        if let tails = try container.decodeIfPresent([String].self, forKey: .spanTails) {
+            self.spanTails = try tails.map { text in
+                guard let data = Data(base64Encoded: text) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .spanTails,
+                        in: container,
+                        debugDescription: "not base64"
+                    )
+                }
+                return [UInt8](data)
+            }
+        }
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -190,6 +210,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         try container.encodeIfPresent(self.tailDigest.map { Data($0).base64EncodedString() }, forKey: .tailDigest)
         try container.encodeIfPresent(self.sequence, forKey: .sequence)
         try container.encodeIfPresent(self.spans, forKey: .spans)
+        try container.encodeIfPresent(self.spanTails?.map { Data($0).base64EncodedString() }, forKey: .spanTails)
     }
 }
 

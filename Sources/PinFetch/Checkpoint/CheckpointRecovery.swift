@@ -75,10 +75,15 @@ struct CheckpointRecovery {
         if let light = records.light {
             resumed = try Self.extend(resumed, to: light, partial: partial, size: size, isCancelled: isCancelled)
         }
-        // Only a durable record lists spans (light ones never do): kept past where the resume starts.
+        // Only a durable record lists spans (light ones never do): kept past where the resume
+        // starts, when the partial reaches them and their last 4 KiB are still what was written.
         let offset = resumed.checkpoint.offset
-        resumed.spans = (base!.checkpoint.spans ?? []).compactMap { pair in
-            pair.count == 2 && pair[1] <= size && pair[1] > offset ? max(pair[0], offset)..<pair[1] : nil
+        let record = base!.checkpoint
+        for (index, pair) in (record.spans ?? []).enumerated() where pair[1] <= size && pair[1] > offset {
+            if let tails = record.spanTails, (try? partial.tailDigest(of: pair[0]..<pair[1])) != tails[index] {
+                continue
+            }
+            resumed.spans.append(max(pair[0], offset)..<pair[1])
         }
         return resumed.checkpoint.offset > 0 ? resumed : nil
     }

@@ -87,10 +87,16 @@ final class CheckpointWriter: Sendable {
             }
             try self.partial.synchronize()
             record.spans = spans
+            record.spanTails = try spans.map { spans throws(PinFetchError) in
+                var tails: [[UInt8]] = []
+                for pair in spans { tails.append(try self.partial.tailDigest(of: pair[0]..<pair[1])) }
+                return tails
+            }
             record.partialIdentity = spans == nil ? try self.partial.identity() : nil
             // A long URL leaves less room: the farthest spans go first (a resume fetches them again).
             while let kept = record.spans, !kept.isEmpty, !CheckpointFile.fits(record) {
                 record.spans = Array(kept.prefix(kept.count / 2))
+                record.spanTails = record.spanTails.map { Array($0.prefix(kept.count / 2)) }
             }
             record.tailDigest = try self.partial.tailDigest(before: offset)
             try self.file.writeDurable(record)

@@ -34,4 +34,12 @@ extension PartialFile {
         try self.hash(from: offset - Checkpoint.tailLength(before: offset), to: offset, into: digest)
         return digest.finalize()
     }
+
+    /// SHA-256 of the last ``Checkpoint/spanTailLength(of:)`` bytes of `span` (4 KiB at most).
+    /// - Throws: ``PinFetchError/Code/fileIO`` when they cannot be read (the file is shorter).
+    func tailDigest(of span: Range<Int64>) throws(PinFetchError) -> [UInt8] {
+        let digest = RunningDigest(algorithm: .sha256)
+        try self.hash(from: span.upperBound - Checkpoint.spanTailLength(of: span), to: span.upperBound, into: digest)
+        return digest.finalize()
+    }
 }
