@@ -200,8 +200,9 @@ final class AnswerReader: TransferDelegate {
     }
 
     /// More connections only help while the network, not the hash, sets the pace: the helpers
-    /// start after a quarter second in which the lead waited for the hash less than a tenth of
-    /// the time (on a fast loopback the hash is the limit, and more streams only cost CPU).
+    /// start after a quarter second in which the lead waited for the hash less than 1 % of the
+    /// time (on a fast loopback the lead waits now and then, the hash is the limit, and more
+    /// streams only cost CPU; a server that limits each connection never makes it wait).
     private func startHelpersIfTheyHelp(_ segments: SegmentedFetch, _ pipeline: HashingPipeline) {
         let now = ContinuousClock.now
         guard let window = self.leadWindow else {
@@ -211,7 +212,7 @@ final class AnswerReader: TransferDelegate {
         let elapsed = now - window.start
         guard elapsed >= .milliseconds(250) else { return }
         let waited = pipeline.waitedForHashing
-        if (waited - window.waited) * 10 < elapsed { return segments.startHelpers() }
+        if (waited - window.waited) * 100 < elapsed { return segments.startHelpers() }
         self.leadWindow = (now, waited)
     }
 
