@@ -21,6 +21,21 @@ struct SegmentedDownloadTests {
     /// Whether `path` holds `bytes` (a failure names no megabytes of bytes).
     static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { contents(path) == bytes }
 
+    /// A segmented fetch of the server's file into `output`, cancelled once pieces ahead of its
+    /// crawling first piece came in (the server must throttle answers without `Range`).
+    static func cancelledWithPiecesAhead(_ server: TestHTTPServer, to output: String) async throws -> FetchResult {
+        var options = Self.options(segments: 4, pieceSize: 256 << 10)
+        options.retries = 0
+        let first = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, Self.ranged(server).count < 5 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        first.cancel()
+        return await first.value
+    }
+
     static func ranged(_ server: TestHTTPServer) -> [RecordedRequest] {
         server.getRequests.filter { $0.header("Range") != nil }
     }
@@ -176,16 +191,7 @@ struct SegmentedDownloadTests {
             server.faults = faults
             try await withTemporaryDirectory { directory in
                 let output = directory + "/f"
-                var options = Self.options(segments: 4, pieceSize: 256 << 10)
-                options.retries = 0
-                let first = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
-                let deadline = ContinuousClock.now + .seconds(10)
-                while ContinuousClock.now < deadline, Self.ranged(server).count < 5 {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                try await Task.sleep(for: .milliseconds(300))
-                first.cancel()
-                let stopped = await first.value
+                let stopped = try await Self.cancelledWithPiecesAhead(server, to: output)
                 #expect(stopped.error?.code == .cancelled)
                 let record = CheckpointFile.read(output + ".part.state")?.durable.first
                 let spans = record?.spans ?? []
@@ -222,16 +228,7 @@ struct SegmentedDownloadTests {
             server.faults = faults
             try await withTemporaryDirectory { directory in
                 let output = directory + "/f"
-                var options = Self.options(segments: 4, pieceSize: 256 << 10)
-                options.retries = 0
-                let first = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
-                let deadline = ContinuousClock.now + .seconds(10)
-                while ContinuousClock.now < deadline, Self.ranged(server).count < 5 {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                try await Task.sleep(for: .milliseconds(300))
-                first.cancel()
-                _ = await first.value
+                _ = try await Self.cancelledWithPiecesAhead(server, to: output)
                 let record = try #require(CheckpointFile.read(output + ".part.state")?.durable.first)
                 let span = try #require(record.spans?.first)
                 #expect(record.spanTails?.count == record.spans?.count)
