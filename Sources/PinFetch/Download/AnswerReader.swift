@@ -178,6 +178,8 @@ final class AnswerReader: TransferDelegate {
         _ pipeline: HashingPipeline
     ) throws(PinFetchError) -> Bool {
         if !segments.helpersStarted { self.startHelpersIfTheyHelp(segments, pipeline) }
+        guard let partial = self.download.partial else { throw PinFetchError(.generic, "internal: body before head") }
+        if let failure = pipeline.error { throw failure }
         var bytes = body
         while !bytes.isEmpty {
             let end = segments.range(of: self.leadPiece).upperBound
@@ -187,14 +189,22 @@ final class AnswerReader: TransferDelegate {
                 continue
             }
             let count = Int(min(Int64(bytes.count), end - self.download.state.offset))
-            try self.download.append(
+            // Through the piece's gate: a stream that raced this lagging piece may have written
+            // these bytes already.
+            let progress = try segments.write(
                 UnsafeRawBufferPointer(rebasing: bytes[..<count]),
-                to: pipeline,
-                through: segments.assembler
+                at: self.download.state.offset,
+                piece: self.leadPiece,
+                to: partial
             )
+            self.download.state.offset += Int64(count)
+            self.download.downloadedBytes += Int64(count)
             self.received += Int64(count)
             bytes = UnsafeRawBufferPointer(rebasing: bytes[count...])
-            if self.download.state.offset == end { segments.markWritten(self.leadPiece) }
+            // Made whole by the racing stream, or it is ahead: the rest of this piece would only
+            // be dropped, and the racing stream brings it.
+            if progress == .whole, self.download.state.offset < end { return false }
+            if progress == .behind, self.received >= SegmentedFetch.raceWarmUp { return false }
         }
         return segments.stop == nil
     }

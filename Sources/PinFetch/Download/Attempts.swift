@@ -205,6 +205,12 @@ extension Download {
                 _ = reader.finishBody()
                 return .startOver(reason, discard: true)
             }
+            if let paused = self.segmentsPaused {
+                self.segmentsPaused = nil
+                try self.settle(reader, outcome)
+                let error = PinFetchError(.serverResponse, "\(self.currentLabel): \(paused.reason)\(self.atByte)")
+                return .failed(error, retryable: true, retryAfter: paused.retryAfter)
+            }
         }
         try self.settle(reader, outcome)
         if outcome.category == .protocolViolation, outcome.reusedConnection, !reader.hasDeliveredHead {
@@ -320,7 +326,8 @@ extension Download {
         return .failed(PinFetchError(code, message, underlying: outcome.code), retryable: retryable, retryAfter: nil)
     }
 
-    private func sleep(seconds: Double) {
+    /// Waits `seconds`, or less if the run is cancelled.
+    func sleep(seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         while !self.control.isCancelled, Date() < deadline {
             usleep(UInt32(min(50_000, max(0, deadline.timeIntervalSinceNow) * 1_000_000)))

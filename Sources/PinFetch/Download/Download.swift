@@ -86,6 +86,12 @@ final class Download {
     var segmentRestart: String?
     /// Set once a segmented phase stopped early: the rest of this run uses one stream.
     var segmentsStopped = false
+    /// Helpers at most for later segmented phases of this run, once the server refused pieces
+    /// (`429`, `503`): what it still served then.
+    var segmentHelperCeiling: Int?
+    /// Set when every connection of a segmented phase was refused (`429`, `503`): the attempt
+    /// fails, to be retried after the server's `Retry-After` (seconds), its pieces kept.
+    var segmentsPaused: (reason: String, retryAfter: Double?)?
     /// Spans of the partial past `state.offset` written by a segmented fetch and kept for a
     /// resume (recorded in durable checkpoints); `nil` for a partial written in order.
     var writtenAhead: WrittenSpans?

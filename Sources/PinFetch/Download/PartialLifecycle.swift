@@ -132,18 +132,13 @@ extension Download {
         return (pipeline, writer)
     }
 
-    /// Writes body bytes at the offset and hands them to `pipeline` for hashing.
-    /// With `assembler` (a segmented fetch), the bytes reach the hash through it, in order with
-    /// the pieces other connections deliver.
-    func append(
-        _ bytes: UnsafeRawBufferPointer,
-        to pipeline: HashingPipeline,
-        through assembler: SegmentAssembler? = nil
-    ) throws(PinFetchError) {
+    /// Writes body bytes at the offset and hands them to `pipeline` for hashing. (A segmented
+    /// fetch's lead writes through its piece's ``PieceGate`` instead.)
+    func append(_ bytes: UnsafeRawBufferPointer, to pipeline: HashingPipeline) throws(PinFetchError) {
         guard let partial = self.partial else { throw PinFetchError(.generic, "internal: body before head") }
         if let failure = pipeline.error { throw failure }
         try partial.write(bytes, at: self.state.offset)
-        if let assembler { try assembler.deliver(bytes, at: self.state.offset) } else { pipeline.submit(bytes) }
+        pipeline.submit(bytes)
         self.state.offset += Int64(bytes.count)
         self.downloadedBytes += Int64(bytes.count)
         if self.state.offset < self.writebackOffset { self.writebackOffset = 0 }  // cut back: from the start

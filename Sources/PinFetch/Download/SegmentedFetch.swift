@@ -22,6 +22,15 @@ final class SegmentedFetch: @unchecked Sendable {
         /// A piece could not be fetched (network, a server that ignores `Range`): the rest comes
         /// over one stream from the hashed prefix.
         case failed(String)
+        /// The last connection was refused with a `429` or `503`: the pieces are kept, and the
+        /// next attempt waits `retryAfter` seconds (the server's `Retry-After`, if it sent one).
+        case backedOff(String, retryAfter: Double?)
+    }
+
+    /// A piece for a fetcher: one nobody had, or a lagging one asked for again (a race).
+    struct Claim: Hashable, Sendable {
+        let piece: Int
+        let isRace: Bool
     }
 
     /// Bytes per piece (issue 14: "e.g. 8 MiB").
@@ -36,6 +45,13 @@ final class SegmentedFetch: @unchecked Sendable {
     let keptBytes: Int64
     /// Where pieces a resumed partial holds in part go on (by piece index).
     private let startsAt: [Int: Int64]
+    /// Where the lead's answer begins (the hashed prefix when the phase began).
+    private let leadStart: Int64
+    /// The pieces being written, by index (made when first asked for).
+    private var gates: [Int: PieceGate] = [:]
+    /// Pieces asked for a second time (a race), once each; and those whose second stream runs.
+    private var raced: Set<Int> = []
+    private var racing: Set<Int> = []
     let validator: Validator
     let ifRange: String
     let assembler: SegmentAssembler
@@ -44,8 +60,14 @@ final class SegmentedFetch: @unchecked Sendable {
     private var stopped: Stop?
     private var failure: PinFetchError?
     private var helpersRunning = 0
-    /// Helpers allowed to take pieces (``SegmentRamp``): helper `n` stops once `n` is above it.
+    /// Helpers allowed to take pieces (``SegmentRamp``, less one for each refusal): while more
+    /// are fetching, the next to ask for a piece stops.
     private var allowedHelpers = 0
+    /// Helpers fetching pieces now.
+    private var fetchingHelpers = 0
+    /// Set once the server refused a piece (`429`, `503`) or sent `Retry-After`: no helper is
+    /// added any more.
+    private(set) var backedOff = false
     private var helperStarter: (@Sendable () -> Void)?
     /// Body bytes the helpers received (the lead counts its own in the download).
     let helperBytes = Atomic<Int64>(0)
@@ -55,6 +77,7 @@ final class SegmentedFetch: @unchecked Sendable {
     init(
         plan: SegmentPlan,
         leadPiece: Int,
+        leadStart: Int64? = nil,
         startsAt: [Int: Int64] = [:],
         keptBytes: Int64 = 0,
         validator: Validator,
@@ -63,6 +86,7 @@ final class SegmentedFetch: @unchecked Sendable {
     ) {
         self.length = plan.length
         self.leadPiece = leadPiece
+        self.leadStart = leadStart ?? plan.range(of: leadPiece).lowerBound
         self.startsAt = startsAt
         self.keptBytes = keptBytes
         self.validator = validator
@@ -73,11 +97,55 @@ final class SegmentedFetch: @unchecked Sendable {
 
     func range(of piece: Int) -> Range<Int64> { self.plan.range(of: piece) }
 
-    /// What is left to fetch of `piece`: all of it, or the rest of one a resumed partial holds in part.
+    /// What is left to fetch of `piece`: from the first byte no stream wrote (a resumed partial
+    /// may hold its start) to its end.
     func remaining(of piece: Int) -> Range<Int64> {
-        let range = self.plan.range(of: piece)
-        return (self.startsAt[piece] ?? range.lowerBound)..<range.upperBound
+        let gate = self.gate(of: piece)
+        return gate.next..<gate.range.upperBound
     }
+
+    /// The gate every stream of piece `index` writes through.
+    func gate(of index: Int) -> PieceGate {
+        self.locked {
+            if let gate = self.gates[index] { return gate }
+            let range = self.plan.range(of: index)
+            let start = index == self.leadPiece ? self.leadStart : self.startsAt[index] ?? range.lowerBound
+            let gate = PieceGate(range: range, from: start)
+            self.gates[index] = gate
+            return gate
+        }
+    }
+
+    /// Bytes a stream of a raced piece receives before it may find itself behind: a fresh
+    /// connection's first bytes come slowly (TCP's slow start), so a race is not judged on them.
+    static let raceWarmUp: Int64 = 64 << 10
+
+    /// Writes a stream's `bytes` at `offset` in piece `index` to `partial` and the assembler,
+    /// but only what no other stream of the piece wrote (``PieceGate``); a whole piece is marked
+    /// written.
+    /// - Throws: a write or read-back failure (disk).
+    func write(
+        _ bytes: UnsafeRawBufferPointer,
+        at offset: Int64,
+        piece index: Int,
+        to partial: PartialFile
+    ) throws(PinFetchError) -> PieceGate.Progress {
+        let progress = try self.gate(of: index).write(bytes, at: offset) { (new, at) throws(PinFetchError) in
+            try partial.write(new, at: at)
+            try self.assembler.deliver(new, at: at)
+        }
+        if progress == .whole { self.markWritten(index) }
+        return progress
+    }
+
+    /// Whether a second stream of piece `index` (a race) runs.
+    func isRaced(_ index: Int) -> Bool { self.locked { self.racing.contains(index) } }
+
+    /// The second stream of piece `index` ended.
+    func endRace(_ index: Int) { self.locked { _ = self.racing.remove(index) } }
+
+    /// Whether every byte of piece `index` is written.
+    func isWritten(_ index: Int) -> Bool { self.locked { self.plan.pieces[index] == .written } }
 
     var stop: Stop? { self.locked { self.stopped } }
     var isComplete: Bool { self.locked { self.plan.isComplete } }
@@ -93,9 +161,36 @@ final class SegmentedFetch: @unchecked Sendable {
         self.locked { if self.stopped == nil { self.stopped = reason } }
     }
 
-    /// The next piece for `fetcher`, or `nil` when none is left or the phase stopped.
-    func claimNext(for fetcher: Int) -> Int? {
-        self.locked { self.stopped == nil ? self.plan.claimNext(for: fetcher) : nil }
+    /// The next piece for `fetcher`, or `nil` when none is left or the phase stopped: the piece
+    /// the hash waits for, asked for again, when it lags (see ``lagging(connections:)``), else
+    /// the first piece nobody has.
+    func claimNext(for fetcher: Int) -> Claim? {
+        self.locked { self.stopped == nil ? self.claimNextLocked(for: fetcher) : nil }
+    }
+
+    /// ``claimNext(for:)`` under the lock.
+    private func claimNextLocked(for fetcher: Int) -> Claim? {
+        if let piece = self.lagging(connections: self.fetchingHelpers + 1) {
+            self.raced.insert(piece)
+            self.racing.insert(piece)
+            return Claim(piece: piece, isRace: true)
+        }
+        return self.plan.claimNext(for: fetcher).map { Claim(piece: $0, isRace: false) }
+    }
+
+    /// The first piece not yet written, when another fetcher has it, it was not raced yet, and
+    /// at least as many pieces past it are written as there are connections (at least 2): its
+    /// stream runs at under half the others' pace, as each of them finished a piece begun after
+    /// it. The hash waits for it, and what passed it fills memory and is then read back. A piece
+    /// with less than ``raceWarmUp`` bytes left is not raced. Under the lock.
+    private func lagging(connections: Int) -> Int? {
+        guard let first = self.plan.pieces.firstIndex(where: { $0 != .written }),
+            case .claimed = self.plan.pieces[first], !self.raced.contains(first)
+        else { return nil }
+        // With less than a warm-up left, a new connection would not win it.
+        guard let gate = self.gates[first], gate.range.upperBound - gate.next > Self.raceWarmUp else { return nil }
+        let writtenPast = self.plan.pieces[(first + 1)...].lazy.filter { $0 == .written }.count
+        return writtenPast >= max(2, connections) ? first : nil
     }
 
     /// Piece `index` for `fetcher` if nobody has it (the lead going on past its piece), unless a
@@ -117,6 +212,36 @@ final class SegmentedFetch: @unchecked Sendable {
 
     func markWritten(_ index: Int) { self.locked { self.plan.markWritten(index) } }
 
+    /// The server refused `fetcher`'s piece with a `429` or `503` (RFC 6585 §4, RFC 9110
+    /// §15.6.4): servers ban clients that keep many connections open, so one connection goes.
+    /// The piece goes back to nobody (its written bytes stay; a raced piece stays with its first
+    /// fetcher), no helper is added any more, and
+    /// one helper fewer may run. Returns whether `fetcher` goes on: a helper stops; the lead
+    /// (fetcher 0) goes on after the server's wait while a helper is left, and otherwise the
+    /// phase stops with ``Stop/backedOff(_:retryAfter:)``.
+    func backOff(fetcher: Int, claim: Claim, reason: String, retryAfter: Double?) -> Bool {
+        self.locked {
+            // A race's piece stays its first fetcher's.
+            if !claim.isRace, self.plan.pieces[claim.piece] != .written { self.plan.release(claim.piece) }
+            self.backedOff = true
+            self.allowedHelpers = max(0, min(self.allowedHelpers, self.fetchingHelpers) - 1)
+            if fetcher > 0 || self.fetchingHelpers > 0 { return fetcher == 0 }
+            if self.stopped == nil { self.stopped = .backedOff(reason, retryAfter: retryAfter) }
+            return false
+        }
+    }
+
+    /// Helpers allowed now.
+    var helpersAllowed: Int { self.locked { self.allowedHelpers } }
+
+    /// A piece's answer carried `Retry-After`: one helper fewer, and none added any more.
+    func slowDown() {
+        self.locked {
+            if !self.backedOff { self.allowedHelpers = max(0, min(self.allowedHelpers, self.fetchingHelpers) - 1) }
+            self.backedOff = true
+        }
+    }
+
     /// Starts the helpers, once: ``prepareHelpers(_:)``'s closure runs on the first call.
     func startHelpers() {
         let start: (@Sendable () -> Void)? = self.locked {
@@ -135,8 +260,20 @@ final class SegmentedFetch: @unchecked Sendable {
         self.locked { self.helperStarter = start }
     }
 
-    /// Whether helper `fetcher` may take another piece.
-    func mayGoOn(_ fetcher: Int) -> Bool { self.locked { fetcher <= self.allowedHelpers } }
+    /// Runs helper `fetcher`: while it may, it takes the next piece and has `fetch` fetch it,
+    /// until `fetch` says stop or no piece is left. While more helpers fetch than are allowed,
+    /// the first to ask stops.
+    func runHelper(_ fetcher: Int, fetch: (Claim) -> Bool) {
+        self.locked { self.fetchingHelpers += 1 }
+        while true {
+            let claim: Claim? = self.locked {
+                guard self.fetchingHelpers <= self.allowedHelpers else { return nil }
+                return self.stopped == nil ? self.claimNextLocked(for: fetcher) : nil
+            }
+            guard let claim, fetch(claim) else { break }
+        }
+        self.locked { self.fetchingHelpers -= 1 }
+    }
 
     /// Whether any piece is still nobody's.
     var hasOpenPieces: Bool { self.locked { self.plan.pieces.contains(.open) } }
@@ -158,8 +295,9 @@ final class SegmentedFetch: @unchecked Sendable {
             while !ramp.isSettled, self.stop == nil, self.hasOpenPieces {
                 let rate = self.measureRate(connections: ramp.allowed + 1)
                 let connections = ramp.allowed + 1
+                if self.backedOff { break }  // the server asked for fewer: none added
                 let step = ramp.next(rate: rate)
-                self.locked { self.allowedHelpers = ramp.allowed }
+                self.locked { if !self.backedOff { self.allowedHelpers = ramp.allowed } }
                 let speed = "\(Int(rate / 1024)) KiB/s over \(connections) connections"
                 switch step {
                 case .add:
@@ -210,89 +348,4 @@ final class SegmentedFetch: @unchecked Sendable {
         while self.helpersRunning > 0 { self.condition.wait() }
         self.condition.unlock()
     }
-}
-
-/// Reads one piece's `206` for a ``SegmentedFetch``: writes its bytes at their offsets and hands
-/// them to the assembler; anything but the exact range of the same representation stops it.
-final class PieceReader: TransferDelegate {
-    let fetch: SegmentedFetch
-    let partial: PartialFile
-    /// The bytes asked for.
-    let wanted: Range<Int64>
-    /// The next offset to write.
-    private(set) var position: Int64
-    /// Why the answer could not be used, once known.
-    private(set) var refusal: SegmentedFetch.Stop?
-    private(set) var localFailure: PinFetchError?
-    private let isStopped: @Sendable () -> Bool
-
-    init(fetch: SegmentedFetch, partial: PartialFile, wanted: Range<Int64>, isStopped: @escaping @Sendable () -> Bool) {
-        self.fetch = fetch
-        self.partial = partial
-        self.wanted = wanted
-        self.position = wanted.lowerBound
-        self.isStopped = isStopped
-    }
-
-    override func receive(head: ResponseHead) -> Bool {
-        let validator = head.validator
-        if head.status == 200 {
-            // If-Range failed (another representation), or the server ignores Range.
-            let same = self.fetch.validator.matches(validator) == true && head.contentLength == self.fetch.length
-            self.refusal =
-                same
-                ? .failed("the server answered a ranged request with the whole file (200)")
-                : .representationChanged("a piece's answer was for another representation (200, validator changed)")
-            return false
-        }
-        guard head.status == 206 else {
-            self.refusal = .failed("a piece's answer was HTTP \(head.status)")
-            return false
-        }
-        switch self.fetch.validator.matches(validator) {
-        case true?: break
-        case false?:
-            self.refusal = .representationChanged("a piece's 206 carries another validator")
-            return false
-        case nil:
-            // No validator to compare: it cannot tie the piece to the file, nor show another one.
-            self.refusal = .failed("a piece's 206 carries no validator")
-            return false
-        }
-        guard !head.hasContentCoding, !head.isMultipartByteRanges, let range = head.contentRange,
-            range.first == self.wanted.lowerBound, let last = range.last, last < self.wanted.upperBound,
-            last >= self.wanted.lowerBound
-        else {
-            self.refusal = .failed("a piece's 206 does not cover the range asked for")
-            return false
-        }
-        guard let total = range.completeLength else {
-            self.refusal = .failed("a piece's 206 does not say the file's length")
-            return false
-        }
-        guard total == self.fetch.length else {
-            self.refusal = .representationChanged("a piece's 206 names another length")
-            return false
-        }
-        return true
-    }
-
-    override func receive(body: UnsafeRawBufferPointer) -> Bool {
-        guard self.position + Int64(body.count) <= self.wanted.upperBound else {
-            self.refusal = .failed("a piece's body ran past its range")
-            return false
-        }
-        do throws(PinFetchError) {
-            try self.partial.write(body, at: self.position)
-            try self.fetch.assembler.deliver(body, at: self.position)
-        } catch {
-            self.localFailure = error
-            return false
-        }
-        self.position += Int64(body.count)
-        self.fetch.helperBytes.add(Int64(body.count), ordering: .relaxed)
-        return true
-    }
-
-    override var isCancelled: Bool { self.isStopped() }
 }

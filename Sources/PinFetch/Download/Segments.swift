@@ -61,13 +61,15 @@ extension Download {
         let fetch = SegmentedFetch(
             plan: plan,
             leadPiece: leadPiece,
+            leadStart: offset,
             startsAt: startsAt,
             keptBytes: kept.reduce(0) { $0 + Int64($1.count) },
             validator: head.validator,
             ifRange: ifRange,
             assembler: assembler
         )
-        let helpers = min(self.options.segments, open) - 1
+        // A server that refused pieces earlier in this run (429, 503) gets no more than it took.
+        let helpers = min(min(self.options.segments, open) - 1, self.segmentHelperCeiling ?? .max)
         if !kept.isEmpty { self.decide("\(kept.count) pieces kept from an earlier run") }
         // Helpers only read what the download does not change during the phase (its mirror,
         // options and transport) and call `perform` with their own handle.
@@ -81,9 +83,19 @@ extension Download {
             fetch.ramp(maximum: helpers, note: { download.decide($0) }) { fetcher in
                 guard let easy = try? EasyHandle(engine: engine) else { return }
                 fetch.startHelper {
-                    while fetch.mayGoOn(fetcher), let piece = fetch.claimNext(for: fetcher) {
-                        guard download.fetchPiece(fetch, fetch.remaining(of: piece), on: easy) else { break }
-                        fetch.markWritten(piece)
+                    fetch.runHelper(fetcher) { claim in
+                        switch download.fetchPiece(fetch, claim, on: easy) {
+                        case .written, .handedOver: return true
+                        case .stopped: return false
+                        case .refused(let reason, let retryAfter):
+                            download.decide("\(reason): one connection fewer")
+                            return fetch.backOff(
+                                fetcher: fetcher,
+                                claim: claim,
+                                reason: reason,
+                                retryAfter: retryAfter
+                            )
+                        }
                     }
                 }
             }
@@ -105,15 +117,28 @@ extension Download {
         lead: TransferOutcome
     ) throws(PinFetchError) -> TransferOutcome {
         fetch.startHelpers()  // if the lead did not: what is left goes faster over more connections
-        let own = fetch.range(of: leadPiece)
-        if self.state.offset < own.upperBound, fetch.stop == nil {
-            if self.fetchPiece(fetch, self.state.offset..<own.upperBound, on: nil) { fetch.markWritten(leadPiece) }
-        }
-        while let piece = fetch.claimNext(for: 0) {
-            guard self.fetchPiece(fetch, fetch.remaining(of: piece), on: nil) else { break }
-            fetch.markWritten(piece)
+        // The lead's piece, unless it is whole or its stream stopped behind the stream that
+        // raced it (which brings the rest).
+        var claim: SegmentedFetch.Claim? =
+            fetch.isWritten(leadPiece) || fetch.isRaced(leadPiece)
+            ? fetch.claimNext(for: 0) : .init(piece: leadPiece, isRace: false)
+        while let next = claim {
+            switch self.fetchPiece(fetch, next, on: nil) {
+            case .written, .handedOver: claim = fetch.claimNext(for: 0)
+            case .stopped: claim = nil
+            case .refused(let reason, let retryAfter):
+                guard fetch.backOff(fetcher: 0, claim: next, reason: reason, retryAfter: retryAfter) else {
+                    claim = nil
+                    break
+                }
+                let wait = min(retryAfter ?? 1, self.options.maximumRetryDelay)
+                self.decide("\(reason): one connection fewer; this one waits \(wait) s")
+                self.sleep(seconds: wait)
+                claim = fetch.claimNext(for: 0)
+            }
         }
         fetch.waitForHelpers()
+        if fetch.backedOff { self.segmentHelperCeiling = fetch.helpersAllowed }
         let prefix = fetch.assembler.hashedPrefix
         self.downloadedBytes += fetch.helperBytes.load(ordering: .relaxed)
         self.rehashedBytes += fetch.assembler.rehashedBytes
@@ -122,6 +147,16 @@ extension Download {
             self.writtenAhead = nil
             self.state.resumedFrom += fetch.keptBytes  // earlier data in the final file (`resumed_from`)
             return TransferOutcome(code: 0, message: "", category: .ok)
+        }
+        if case .backedOff(let reason, let retryAfter) = fetch.stop, !self.control.isCancelled,
+            fetch.localFailure == nil
+        {
+            // Every connection was refused: the pieces stay for the next attempt, which waits.
+            let spans = fetch.assembler.written(beyond: prefix)
+            self.writtenAhead = spans.isEmpty ? nil : WrittenSpans(spans)
+            self.segmentsPaused = (reason, retryAfter)
+            self.decide("segments paused at byte \(prefix): \(reason)")
+            return TransferOutcome(code: 0, message: reason, category: .network)
         }
         if self.control.isCancelled || fetch.localFailure != nil {
             // Kept for a later run: the checkpoint taken on the way out lists these spans.
@@ -137,7 +172,7 @@ extension Download {
         case .representationChanged(let reason):
             self.segmentRestart = reason
             return TransferOutcome(code: 0, message: reason, category: .protocolViolation)
-        case .failed(let reason):
+        case .failed(let reason), .backedOff(let reason, _):
             self.decide("segments stopped at byte \(prefix): \(reason); going on over one stream")
             return TransferOutcome(code: 0, message: reason, category: .network)
         case nil:
@@ -146,22 +181,39 @@ extension Download {
         }
     }
 
-    /// Fetches `range` (within one piece) for `fetch` with ranged GETs, a few attempts, each from
-    /// where the last one stopped. `helper` is the easy handle of a helper thread, `nil` for the
-    /// download's own. Returns `true` once every byte of `range` is written and delivered; on
-    /// `false` the phase was stopped (by this fetcher or another).
-    func fetchPiece(_ fetch: SegmentedFetch, _ range: Range<Int64>, on helper: EasyHandle?) -> Bool {
-        guard let partial = self.partial else { return false }
-        var start = range.lowerBound
+    /// How a piece's fetch ended.
+    enum PieceOutcome: Equatable {
+        /// Every byte of the piece is written (by this stream or a racing one).
+        case written
+        /// Another stream of the piece (a race) is ahead and brings the rest.
+        case handedOver
+        /// The phase stopped (by this fetcher or another), or the run was cancelled.
+        case stopped
+        /// The server refused the piece (`429`, `503`), with its `Retry-After` in seconds.
+        case refused(String, retryAfter: Double?)
+    }
+
+    /// Fetches what is left of `claim`'s piece for `fetch` with ranged GETs, a few attempts,
+    /// each from the first byte no stream wrote. `helper` is the easy handle of a helper thread,
+    /// `nil` for the download's own.
+    func fetchPiece(_ fetch: SegmentedFetch, _ claim: SegmentedFetch.Claim, on helper: EasyHandle?) -> PieceOutcome {
+        guard let partial = self.partial else { return .stopped }
+        let first = fetch.remaining(of: claim.piece)
+        defer { if claim.isRace { fetch.endRace(claim.piece) } }
+        if claim.isRace {
+            self.decide("bytes \(first.lowerBound)-\(first.upperBound - 1) lag behind; asked for again")
+        }
         var last = ""
         for _ in 0..<SegmentedFetch.attemptsPerPiece {
-            if fetch.stop != nil || self.control.isCancelled { return false }
-            let reader = PieceReader(fetch: fetch, partial: partial, wanted: start..<range.upperBound) {
+            if fetch.stop != nil || self.control.isCancelled { return .stopped }
+            let range = fetch.remaining(of: claim.piece)
+            if range.isEmpty { return .written }  // a racing stream brought the rest
+            let reader = PieceReader(fetch: fetch, partial: partial, piece: claim.piece, wanted: range) {
                 [control = self.control] in fetch.stop != nil || control.isCancelled
             }
             let headers =
                 [
-                    "Accept-Encoding: identity", "Range: bytes=\(start)-\(range.upperBound - 1)",
+                    "Accept-Encoding: identity", "Range: bytes=\(range.lowerBound)-\(range.upperBound - 1)",
                     "If-Range: \(fetch.ifRange)",
                 ]
                 + self.options.headers
@@ -170,21 +222,32 @@ extension Download {
                 outcome = try self.perform(.get, headers: headers, delegate: reader, on: helper)
             } catch {
                 fetch.stop(.failed(error.message))
-                return false
+                return .stopped
             }
-            start = reader.position
             if let failure = reader.localFailure {
                 fetch.fail(failure)
-                return false
+                return .stopped
+            }
+            if reader.pieceIsWhole || fetch.isWritten(claim.piece) { return .written }
+            if reader.lostRace {
+                self.decide(
+                    "bytes \(first.lowerBound)-\(first.upperBound - 1): another stream is ahead; this one stops"
+                )
+                return .handedOver
             }
             if let refusal = reader.refusal {
                 fetch.stop(refusal)
-                return false
+                return .stopped
             }
-            if start == range.upperBound { return true }
-            last = outcome.message.isEmpty ? "the answer ended at byte \(start)" : outcome.message
+            if let refused = reader.refusedWith {
+                return .refused(
+                    "the server answered a piece with HTTP \(refused.status)",
+                    retryAfter: refused.retryAfter
+                )
+            }
+            last = outcome.message.isEmpty ? "the answer ended at byte \(reader.position)" : outcome.message
         }
-        fetch.stop(.failed("bytes \(range.lowerBound)-\(range.upperBound - 1): \(last)"))
-        return false
+        fetch.stop(.failed("bytes \(first.lowerBound)-\(first.upperBound - 1): \(last)"))
+        return .stopped
     }
 }

@@ -42,6 +42,9 @@ struct TestFaults: Sendable {
     var bytesPerSecond: Int? = nil
     /// Throttle only answers to requests without `Range` (a slow first stream, fast pieces).
     var unrangedBytesPerSecond: Int? = nil
+    /// With `unrangedBytesPerSecond`: throttle ranged answers that start before this byte too (a
+    /// slow first piece however it is asked for).
+    var throttledBefore: Int? = nil
     /// Send K body bytes, then keep the connection open and silent until shutdown or the client goes away.
     var stallAfterBodyBytes: Int? = nil
 }

@@ -121,7 +121,11 @@ extension TestHTTPServer {
             delivery.stopEnding = stop.ending
         }
         delivery.bytesPerSecond = faults.bytesPerSecond
-        if request.header("Range") == nil, let rate = faults.unrangedBytesPerSecond { delivery.bytesPerSecond = rate }
+        if let rate = faults.unrangedBytesPerSecond,
+            request.header("Range") == nil || delivery.range.lowerBound < faults.throttledBefore ?? 0
+        {
+            delivery.bytesPerSecond = rate
+        }
         return self.deliver(fd, status: status, headers: headers, delivery, isHead: false)
     }
 
