@@ -4,7 +4,8 @@ import Synchronization
 
 extension Download {
     /// A ``SegmentedFetch`` for the answer whose body begins now at `state.offset`, with its
-    /// helpers started, or `nil` when this answer is fetched over one stream: `--segments 1`, a
+    /// helpers started, or `nil` when this answer is fetched over one stream: `--segments 1`
+    /// (unless a resumed partial holds pieces ahead: they are kept, one piece after another), a
     /// segmented phase of this run stopped already, a content coding, no strong validator for
     /// `If-Range`, no complete length, or not more than one piece left; and, for a `200` from
     /// byte 0, no `Accept-Ranges: bytes` (a `206` shows ranges work). Pieces that a resumed
@@ -20,13 +21,16 @@ extension Download {
         let acceptsRanges =
             head.status == 206
             || head.values("accept-ranges").contains(where: { $0.lowercased().contains("bytes") })
-        guard self.options.segments > 1, !self.segmentsStopped, let partial = self.partial,
+        // One connection too goes piece by piece when an earlier run left pieces ahead: they are
+        // kept, not fetched again.
+        let keepsPieces = head.status == 206 && self.writtenAhead != nil
+        guard self.options.segments > 1 || keepsPieces, !self.segmentsStopped, let partial = self.partial,
             (head.status == 200 && offset == 0) || (head.status == 206 && offset > 0), acceptsRanges,
             let length = totalLength, length > offset, let ifRange = head.validator.ifRangeValue,
             !head.hasContentCoding
         else { return nil }
         // `auto` cuts only what is worth several connections (issue 14: 64 MiB).
-        if self.options.segmentsAutomatic, length - offset < 64 << 20 { return nil }
+        if self.options.segmentsAutomatic, length - offset < 64 << 20, !keepsPieces { return nil }
         var plan = SegmentPlan(length: length, pieceSize: pieceSize, writtenUpTo: offset)
         let leadPiece = plan.piece(at: offset)
         // What the partial holds of the pieces after the lead's (from their start): kept, read
