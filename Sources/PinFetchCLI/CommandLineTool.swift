@@ -87,7 +87,7 @@ public enum CommandLineTool {
           -j, --jobs N               downloads at once (default 1)
               --max-connections-per-host N  downloads (so connections) to one host at once, for
                                      all downloads together (default 8); over HTTP/2 one connection
-                                     carries them all
+                                     carries them all, and each --segments connection counts
               --segments N|auto      fetch one large file over up to N connections (1-16, default 1;
                                      auto: up to 8, for 64 MiB or more), added while the rate
                                      rises, in pieces of 8 MiB hashed in order; needs a strong

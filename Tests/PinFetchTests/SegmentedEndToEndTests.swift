@@ -61,4 +61,33 @@ extension ProcessTests {
             }
         }
     }
+
+    /// Segments ask over HTTP/1.1 on connections of their own, next to the HTTP/2 connection the
+    /// first answer came on; `--max-connections-per-host` counts them all.
+    @Test(arguments: [2, 8])
+    func `segments from an HTTP/2 origin count toward --max-connections-per-host`(limit: Int) async throws {
+        try await Self.withHTTPSNginx { nginx, authority, work in
+            let body = Self.pseudoRandomContent(3 << 20, seed: 1415)
+            try nginx.serve(body, as: "big.bin")
+            let output = work + "/big.bin"
+            // 200 KiB/s per connection at /slow/: every connection added pays.
+            let run = try await self.pinfetch(
+                [
+                    "--cacert", authority.certificate, "--segments", "4", "--segment-size", "256K",
+                    "--max-connections-per-host", "\(limit)", "--sha256", Fixtures.sha256(body), "-o", output,
+                    nginx.httpsURL("slow/big.bin"),
+                ],
+                logs: work + "/run"
+            )
+            #expect(run.status == 0, EndToEndTests.explain(run, nginx))
+            #expect(contents(output) == body)
+            // Connections carrying an answer at once (an idle kept one is not in use).
+            let atOnce = Nginx.connectionsAtOnce(nginx.requests.filter { $0.method == "GET" })
+            if limit == 2 {
+                #expect(atOnce == 2, "\(nginx.log)")
+            } else {
+                #expect(atOnce >= 3, "\(nginx.log)")  // so the bound above was the limit's doing
+            }
+        }
+    }
 }

@@ -85,7 +85,8 @@ final class EasyHandle: @unchecked Sendable {
                 waitsForMultiplexing: pipewait,
                 errorText: UnsafePointer(errorText.baseAddress),
                 rateLimit: request.transport.maximumReceiveRate,
-                opensFile: request.opensFile
+                opensFile: request.opensFile,
+                ownConnection: request.ownConnection
             )
             let context = Unmanaged.passUnretained(channel).toOpaque()
             var setup = CURLE_OK

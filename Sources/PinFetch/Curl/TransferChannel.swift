@@ -46,6 +46,8 @@ final class TransferChannel: @unchecked Sendable {
     var triedConnecting = false
     /// Whether this is its file's first request (``TransferRequest/opensFile``).
     let opensFile: Bool
+    /// Whether it asks over a connection of its own (``TransferRequest/ownConnection``).
+    let ownConnection: Bool
 
     init(
         engine: TransferEngine,
@@ -53,9 +55,11 @@ final class TransferChannel: @unchecked Sendable {
         waitsForMultiplexing: Bool,
         errorText: UnsafePointer<CChar>?,
         rateLimit: Int64? = nil,
-        opensFile: Bool = false
+        opensFile: Bool = false,
+        ownConnection: Bool = false
     ) {
         self.opensFile = opensFile
+        self.ownConnection = ownConnection
         self.pauseAbove = rateLimit.map { Int(min(Int64(Self.pauseAbove), max(16 << 10, $0 / 10))) } ?? Self.pauseAbove
         self.engine = engine
         self.origin = origin

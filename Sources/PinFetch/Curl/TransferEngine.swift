@@ -52,6 +52,8 @@ final class TransferEngine: @unchecked Sendable {
     /// Transfers held back, by origin, and those running, by origin (engine thread only).
     private var held: [String: [(handle: UnsafeMutableRawPointer, channel: TransferChannel)]] = [:]
     private var running: [String: Int] = [:]
+    /// Of those, the ones on a connection of their own (``TransferRequest/ownConnection``).
+    private var runningOwn: [String: Int] = [:]
     /// Origins that just turned out to multiplex, whose held transfers start after the current
     /// `curl_multi_perform` (libcurl refuses `curl_multi_add_handle` from within its callbacks).
     private var released: Set<String> = []
@@ -224,7 +226,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Adds a transfer to libcurl, or holds it while its origin has as many running as allowed.
     private func start(_ handle: UnsafeMutableRawPointer, _ channel: TransferChannel) {
         let origin = channel.origin
-        if self.running[origin, default: 0] >= self.maximumConnectionsPerHost, !self.multiplexes(origin) {
+        guard self.mayStart(channel) else {
             if self.dropsUnstarted, channel.opensFile { return channel.drop() }
             self.held[origin, default: []].append((handle, channel))
             return
@@ -232,6 +234,21 @@ final class TransferEngine: @unchecked Sendable {
         guard curl_multi_add_handle(self.multi, handle) == CURLM_OK else { return channel.finish(CURLE_FAILED_INIT) }
         self.active[handle] = channel
         self.running[origin, default: 0] += 1
+        if channel.ownConnection { self.runningOwn[origin, default: 0] += 1 }
+    }
+
+    /// Whether `channel` may start now: while its origin has fewer connections in use than
+    /// allowed. Over HTTP/1.1 each running transfer has one; on an origin that multiplexes, its
+    /// streams share one (in use while any runs), and each transfer on a connection of its own
+    /// (a segment) has another.
+    private func mayStart(_ channel: TransferChannel) -> Bool {
+        let origin = channel.origin
+        let running = self.running[origin, default: 0]
+        guard self.multiplexes(origin) else { return running < self.maximumConnectionsPerHost }
+        let own = self.runningOwn[origin, default: 0]
+        let streams = running - own
+        if channel.ownConnection { return own + (streams > 0 ? 1 : 0) < self.maximumConnectionsPerHost }
+        return streams > 0 || own < self.maximumConnectionsPerHost
     }
 
     /// A running transfer left libcurl: a held one of its origin may start, at once or (with
@@ -246,18 +263,17 @@ final class TransferEngine: @unchecked Sendable {
         let origin = channel.origin
         self.running[origin, default: 1] -= 1
         if self.running[origin] == 0 { self.running[origin] = nil }
+        if channel.ownConnection {
+            self.runningOwn[origin, default: 1] -= 1
+            if self.runningOwn[origin] == 0 { self.runningOwn[origin] = nil }
+        }
         self.release(origin)
     }
 
     /// Starts the transfers held for `origin` that may run now.
     private func release(_ origin: String) {
-        while let next = self.held[origin]?.first,
-            self.running[origin, default: 0] < self.maximumConnectionsPerHost || self.multiplexes(origin)
-        {
-            self.held[origin]?.removeFirst()
-            if self.held[origin]?.isEmpty == true { self.held[origin] = nil }
-            self.start(next.handle, next.channel)
-        }
+        guard let waiting = self.held.removeValue(forKey: origin) else { return }
+        for next in waiting { self.start(next.handle, next.channel) }  // in order; held again if not yet
     }
 
     /// A transfer libcurl ended: its waiting thread is told. When its own attempt to connect

@@ -68,7 +68,7 @@ final class Nginx {
             \(self.child.standardError)
             nginx error.log:
             \(errorLog)
-            nginx access.log (method|uri|status|range|if-range|accept-encoding|etag|body bytes):
+            nginx access.log (method|uri|status|range|if-range|accept-encoding|etag|body bytes|connection|end|seconds):
             \(accessLog)
             """
     }
@@ -90,6 +90,19 @@ final class Nginx {
         var bodyBytes: Int
         /// nginx's serial number of the connection the request came on.
         var connection: Int
+        /// When the answer ended (seconds since 1970) and how long it took (seconds), to 1 ms.
+        var ended: Double
+        var seconds: Double
+
+        /// When nginx read the request's first bytes (seconds since 1970).
+        var started: Double { self.ended - self.seconds }
+    }
+
+    /// The most connections that carried an answer at the same moment.
+    static func connectionsAtOnce(_ requests: [Request]) -> Int {
+        requests.map(\.started).map { moment in
+            Set(requests.filter { $0.started <= moment && moment < $0.ended }.map(\.connection)).count
+        }.max() ?? 0
     }
 
     /// The requests answered so far, oldest first.
@@ -97,8 +110,8 @@ final class Nginx {
         let text = (try? String(contentsOfFile: self.prefix + "/access.log", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 9, let status = Int(fields[2]), let bodyBytes = Int(fields[7]),
-                let connection = Int(fields[8])
+            guard fields.count == 11, let status = Int(fields[2]), let bodyBytes = Int(fields[7]),
+                let connection = Int(fields[8]), let ended = Double(fields[9]), let seconds = Double(fields[10])
             else { return nil }
             let optional = { (field: String) in field.isEmpty || field == "-" ? nil : field }
             return Request(
@@ -110,7 +123,9 @@ final class Nginx {
                 acceptEncoding: optional(fields[5]),
                 etag: optional(fields[6]),
                 bodyBytes: bodyBytes,
-                connection: connection
+                connection: connection,
+                ended: ended,
+                seconds: seconds
             )
         }
     }
