@@ -24,6 +24,8 @@ final class CheckpointWriter: Sendable {
     private let durable: Atomic<Int64>
     /// For a segmented partial: the spans written at or past an offset (issue 14).
     private let spans = Mutex<(@Sendable (Int64) -> [Range<Int64>])?>(nil)
+    /// Set once pieces from other mirrors may land in the partial (``markMixedSources()``).
+    private let mixed = Atomic<Bool>(false)
 
     /// The checkpoints of a body; `nil` when the partial cannot be resumed (no
     /// validator) or its record would not fit in a slot (a URL of tens of KiB).
@@ -68,6 +70,10 @@ final class CheckpointWriter: Sendable {
         self.spans.withLock { $0 = source }
     }
 
+    /// From now on the partial may hold bytes of other mirrors (a pinned segmented fetch): every
+    /// record says so (``Checkpoint/mixedSources``), and only a pinned run resumes it.
+    func markMixedSources() { self.mixed.store(true, ordering: .releasing) }
+
     /// The offset of the last durable checkpoint written.
     var durableOffset: Int64 { self.durable.load(ordering: .acquiring) }
 
@@ -79,6 +85,7 @@ final class CheckpointWriter: Sendable {
         var record = self.record
         record.offset = offset
         record.hashState = state
+        if self.mixed.load(ordering: .acquiring) { record.mixedSources = true }
         switch kind {
         case .durable:
             // Spans read before the fsync: every byte they list is durable once it returns.

@@ -15,6 +15,7 @@ extension Download {
     /// GETs until the partial holds the whole representation, with retries, back-off and mirrors.
     /// - Parameter excluded: Mirrors not to go to (they delivered other bytes than the pin).
     func download(excluding excluded: Set<Int> = []) throws(PinFetchError) {
+        self.excludedMirrors = excluded
         var policy = RetryPolicy(options: self.options, mirrorCount: self.mirrors.count, excluding: excluded)
         while true {
             if !self.madeRequest, let stop = self.control.notStarting { throw self.notStarted(stop) }

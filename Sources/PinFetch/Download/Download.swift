@@ -86,6 +86,11 @@ final class Download {
     var segmentRestart: String?
     /// Set once a segmented phase stopped early: the rest of this run uses one stream.
     var segmentsStopped = false
+    /// Mirrors the current ``download(excluding:)`` does not go to (they sent other bytes).
+    var excludedMirrors: Set<Int> = []
+    /// Whether a segmented fetch of a pinned file may take pieces from the other mirrors: until
+    /// a digest mismatch, after which one mirror's bytes decide.
+    var piecesFromOtherMirrors = true
     /// Helpers at most for later segmented phases of this run, once the server refused pieces
     /// (`429`, `503`): what it still served then.
     var segmentHelperCeiling: Int?

@@ -8,6 +8,9 @@ final class PieceReader: TransferDelegate {
     let partial: PartialFile
     /// The piece's index.
     let piece: Int
+    /// Whether the answer comes from another mirror than the lead's: its validator cannot be
+    /// compared, so the length and range decide, and the pin decides the bytes.
+    let otherMirror: Bool
     /// The bytes asked for.
     let wanted: Range<Int64>
     /// The next offset to write.
@@ -29,11 +32,13 @@ final class PieceReader: TransferDelegate {
         partial: PartialFile,
         piece: Int,
         wanted: Range<Int64>,
+        otherMirror: Bool = false,
         isStopped: @escaping @Sendable () -> Bool
     ) {
         self.fetch = fetch
         self.partial = partial
         self.piece = piece
+        self.otherMirror = otherMirror
         self.wanted = wanted
         self.position = wanted.lowerBound
         self.isStopped = isStopped
@@ -41,6 +46,10 @@ final class PieceReader: TransferDelegate {
 
     override func receive(head: ResponseHead) -> Bool {
         let validator = head.validator
+        if head.status == 200, self.otherMirror {
+            self.refusal = .failed("another mirror answered a ranged request with HTTP 200")
+            return false
+        }
         if head.status == 200 {
             // If-Range failed (another representation), or the server ignores Range.
             let same = self.fetch.validator.matches(validator) == true && head.contentLength == self.fetch.length
@@ -59,7 +68,7 @@ final class PieceReader: TransferDelegate {
             self.refusal = .failed("a piece's answer was HTTP \(head.status)")
             return false
         }
-        switch self.fetch.validator.matches(validator) {
+        switch self.otherMirror ? true : self.fetch.validator.matches(validator) {
         case true?: break
         case false?:
             self.refusal = .representationChanged("a piece's 206 carries another validator")
@@ -81,6 +90,10 @@ final class PieceReader: TransferDelegate {
             return false
         }
         guard total == self.fetch.length else {
+            guard !self.otherMirror else {
+                self.refusal = .failed("another mirror's 206 names another length (\(total) bytes)")
+                return false
+            }
             self.refusal = .representationChanged("a piece's 206 names another length")
             return false
         }

@@ -23,15 +23,18 @@ extension Download {
     /// hop is refused unless ``FetchOptions/allowInsecureRedirect``. A refused or broken redirect
     /// comes back as a `protocolViolation` outcome.
     /// - Parameter freshConnection: Open a new connection instead of reusing one.
+    /// - Parameter mirror: The mirror to ask (a segment's piece from another mirror); the
+    ///   current one by default.
     /// - Throws: ``PinFetchError`` only for a request libcurl could not even set up.
     func perform(
         _ method: TransferRequest.Method,
         headers: [String],
         delegate: TransferDelegate,
         freshConnection: Bool = false,
-        on helper: EasyHandle? = nil
+        on helper: EasyHandle? = nil,
+        mirror: Int? = nil
     ) throws(PinFetchError) -> TransferOutcome {
-        let origin = self.mirrors[self.mirrorIndex]
+        let origin = self.mirrors[mirror ?? self.mirrorIndex]
         var current = origin
         var headers = headers
         if let credentials = self.options.credentials,

@@ -55,6 +55,12 @@ final class SegmentedFetch: @unchecked Sendable {
     let validator: Validator
     let ifRange: String
     let assembler: SegmentAssembler
+    /// The mirrors pieces come from, by index: the lead's first (its validator is the one
+    /// `If-Range` names); others only for a pinned file (issue 14: the pin decides).
+    let mirrors: [Int]
+    /// What became of each other mirror helpers asked: `"ok"` while it delivered, else why it
+    /// was left.
+    private var otherMirrors: [Int: String] = [:]
     private let condition = Condition()
     private var plan: SegmentPlan
     private var stopped: Stop?
@@ -82,8 +88,10 @@ final class SegmentedFetch: @unchecked Sendable {
         keptBytes: Int64 = 0,
         validator: Validator,
         ifRange: String,
-        assembler: SegmentAssembler
+        assembler: SegmentAssembler,
+        mirrors: [Int] = [0]
     ) {
+        self.mirrors = mirrors.isEmpty ? [0] : mirrors
         self.length = plan.length
         self.leadPiece = leadPiece
         self.leadStart = leadStart ?? plan.range(of: leadPiece).lowerBound
@@ -233,6 +241,30 @@ final class SegmentedFetch: @unchecked Sendable {
 
     /// Helpers allowed now.
     var helpersAllowed: Int { self.locked { self.allowedHelpers } }
+
+    /// The mirror fetcher `n` asks: helpers take the mirrors in turn, the lead's first.
+    func mirror(for fetcher: Int) -> Int { self.mirrors[fetcher % self.mirrors.count] }
+
+    /// Whether fetcher `n` asks another mirror than the lead's.
+    func asksOtherMirror(_ fetcher: Int) -> Bool { fetcher % self.mirrors.count != 0 }
+
+    /// Helper `fetcher`'s mirror failed it (no usable answer, another length): the piece goes
+    /// back to nobody, and the helper stops (one connection fewer); the others go on.
+    func leave(fetcher: Int, claim: Claim, because reason: String) {
+        self.locked {
+            if !claim.isRace, self.plan.pieces[claim.piece] != .written { self.plan.release(claim.piece) }
+            self.allowedHelpers = max(0, min(self.allowedHelpers, self.fetchingHelpers) - 1)
+            self.otherMirrors[self.mirror(for: fetcher)] = reason
+        }
+    }
+
+    /// Another mirror delivered a piece.
+    func delivered(by mirror: Int) {
+        self.locked { if self.otherMirrors[mirror] == nil { self.otherMirrors[mirror] = "ok" } }
+    }
+
+    /// What became of the other mirrors helpers asked, by index.
+    var otherMirrorOutcomes: [Int: String] { self.locked { self.otherMirrors } }
 
     /// A piece's answer carried `Retry-After`: one helper fewer, and none added any more.
     func slowDown() {

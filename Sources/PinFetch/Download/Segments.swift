@@ -62,6 +62,16 @@ extension Download {
             onDisk: kept
         )
         writer?.recordSpans { assembler.written(beyond: $0) }
+        // A pinned file takes pieces from every listed mirror not excluded (the pin decides,
+        // issue 14); the partial then holds bytes of several, and only a pinned run resumes it.
+        var mirrors = [self.mirrorIndex]
+        if self.pin != nil, self.piecesFromOtherMirrors {
+            mirrors += self.mirrors.indices.filter { $0 != self.mirrorIndex && !self.excludedMirrors.contains($0) }
+        }
+        if mirrors.count > 1 {
+            writer?.markMixedSources()
+            self.state.mixedSources = true
+        }
         let fetch = SegmentedFetch(
             plan: plan,
             leadPiece: leadPiece,
@@ -70,7 +80,8 @@ extension Download {
             keptBytes: kept.reduce(0) { $0 + Int64($1.count) },
             validator: head.validator,
             ifRange: ifRange,
-            assembler: assembler
+            assembler: assembler,
+            mirrors: mirrors
         )
         // A server that refused pieces earlier in this run (429, 503) gets no more than it took.
         let helpers = min(min(self.options.segments, open) - 1, self.segmentHelperCeiling ?? .max)
@@ -88,9 +99,14 @@ extension Download {
                 guard let easy = try? EasyHandle(engine: engine) else { return }
                 fetch.startHelper {
                     fetch.runHelper(fetcher) { claim in
-                        switch download.fetchPiece(fetch, claim, on: easy) {
+                        switch download.fetchPiece(fetch, claim, by: fetcher, on: easy) {
                         case .written, .handedOver: return true
                         case .stopped: return false
+                        case .mirrorFailed(let reason):
+                            let label = download.mirrors[fetch.mirror(for: fetcher)].redacted
+                            download.decide("\(label): \(reason); one connection fewer")
+                            fetch.leave(fetcher: fetcher, claim: claim, because: reason)
+                            return false
                         case .refused(let reason, let retryAfter):
                             download.decide("\(reason): one connection fewer")
                             return fetch.backOff(
@@ -127,9 +143,9 @@ extension Download {
             fetch.isWritten(leadPiece) || fetch.isRaced(leadPiece)
             ? fetch.claimNext(for: 0) : .init(piece: leadPiece, isRace: false)
         while let next = claim {
-            switch self.fetchPiece(fetch, next, on: nil) {
+            switch self.fetchPiece(fetch, next, by: 0, on: nil) {
             case .written, .handedOver: claim = fetch.claimNext(for: 0)
-            case .stopped: claim = nil
+            case .stopped, .mirrorFailed: claim = nil  // fetcher 0 asks the lead's mirror
             case .refused(let reason, let retryAfter):
                 guard fetch.backOff(fetcher: 0, claim: next, reason: reason, retryAfter: retryAfter) else {
                     claim = nil
@@ -143,6 +159,10 @@ extension Download {
         }
         fetch.waitForHelpers()
         if fetch.backedOff { self.segmentHelperCeiling = fetch.helpersAllowed }
+        for (mirror, outcome) in fetch.otherMirrorOutcomes.sorted(by: { $0.key < $1.key }) {
+            self.note(mirror, outcome == "ok" ? "ok" : "failed")
+            if outcome == "ok" { self.state.spliced = true }  // a mismatch then asks one mirror for all
+        }
         let prefix = fetch.assembler.hashedPrefix
         self.downloadedBytes += fetch.helperBytes.load(ordering: .relaxed)
         self.rehashedBytes += fetch.assembler.rehashedBytes
@@ -195,13 +215,24 @@ extension Download {
         case stopped
         /// The server refused the piece (`429`, `503`), with its `Retry-After` in seconds.
         case refused(String, retryAfter: Double?)
+        /// Another mirror than the lead's gave no usable answer: its helper stops.
+        case mirrorFailed(String)
     }
 
     /// Fetches what is left of `claim`'s piece for `fetch` with ranged GETs, a few attempts,
-    /// each from the first byte no stream wrote. `helper` is the easy handle of a helper thread,
-    /// `nil` for the download's own.
-    func fetchPiece(_ fetch: SegmentedFetch, _ claim: SegmentedFetch.Claim, on helper: EasyHandle?) -> PieceOutcome {
+    /// each from the first byte no stream wrote, from `fetcher`'s mirror. `helper` is the easy
+    /// handle of a helper thread, `nil` for the download's own. Another mirror than the lead's
+    /// is asked without `If-Range` (its validator is not the lead's): the length and range must
+    /// match, and the pin decides the bytes.
+    func fetchPiece(
+        _ fetch: SegmentedFetch,
+        _ claim: SegmentedFetch.Claim,
+        by fetcher: Int,
+        on helper: EasyHandle?
+    ) -> PieceOutcome {
         guard let partial = self.partial else { return .stopped }
+        let other = fetch.asksOtherMirror(fetcher)
+        let mirror = fetch.mirror(for: fetcher)
         let first = fetch.remaining(of: claim.piece)
         defer { if claim.isRace { fetch.endRace(claim.piece) } }
         if claim.isRace {
@@ -212,19 +243,21 @@ extension Download {
             if fetch.stop != nil || self.control.isCancelled { return .stopped }
             let range = fetch.remaining(of: claim.piece)
             if range.isEmpty { return .written }  // a racing stream brought the rest
-            let reader = PieceReader(fetch: fetch, partial: partial, piece: claim.piece, wanted: range) {
-                [control = self.control] in fetch.stop != nil || control.isCancelled
-            }
+            let reader = PieceReader(
+                fetch: fetch,
+                partial: partial,
+                piece: claim.piece,
+                wanted: range,
+                otherMirror: other
+            ) { [control = self.control] in fetch.stop != nil || control.isCancelled }
             let headers =
-                [
-                    "Accept-Encoding: identity", "Range: bytes=\(range.lowerBound)-\(range.upperBound - 1)",
-                    "If-Range: \(fetch.ifRange)",
-                ]
-                + self.options.headers
+                ["Accept-Encoding: identity", "Range: bytes=\(range.lowerBound)-\(range.upperBound - 1)"]
+                + (other ? [] : ["If-Range: \(fetch.ifRange)"]) + self.options.headers
             let outcome: TransferOutcome
             do throws(PinFetchError) {
-                outcome = try self.perform(.get, headers: headers, delegate: reader, on: helper)
+                outcome = try self.perform(.get, headers: headers, delegate: reader, on: helper, mirror: mirror)
             } catch {
+                if other { return .mirrorFailed(error.message) }
                 fetch.stop(.failed(error.message))
                 return .stopped
             }
@@ -232,7 +265,10 @@ extension Download {
                 fetch.fail(failure)
                 return .stopped
             }
-            if reader.pieceIsWhole || fetch.isWritten(claim.piece) { return .written }
+            if reader.pieceIsWhole || fetch.isWritten(claim.piece) {
+                if other { fetch.delivered(by: mirror) }
+                return .written
+            }
             if reader.lostRace {
                 self.decide(
                     "bytes \(first.lowerBound)-\(first.upperBound - 1): another stream is ahead; this one stops"
@@ -240,6 +276,7 @@ extension Download {
                 return .handedOver
             }
             if let refusal = reader.refusal {
+                if other, case .failed(let reason) = refusal { return .mirrorFailed(reason) }
                 fetch.stop(refusal)
                 return .stopped
             }
@@ -251,7 +288,9 @@ extension Download {
             }
             last = outcome.message.isEmpty ? "the answer ended at byte \(reader.position)" : outcome.message
         }
-        fetch.stop(.failed("bytes \(first.lowerBound)-\(first.upperBound - 1): \(last)"))
+        let reason = "bytes \(first.lowerBound)-\(first.upperBound - 1): \(last)"
+        if other { return .mirrorFailed(reason) }
+        fetch.stop(.failed(reason))
         return .stopped
     }
 }

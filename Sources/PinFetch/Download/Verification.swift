@@ -17,6 +17,7 @@ extension Download {
                 return digest
             }
             if self.attempts > 0 { self.note(self.mirrorIndex, "mismatch") }
+            self.piecesFromOtherMirrors = false  // one mirror's bytes from now on
             // The tail another mirror appended does not match: its bytes go, the prefix its own
             // mirror vouched for (a strong validator) stays, and is continued there, or on a
             // listed mirror whose tail was not tried yet.
