@@ -5,6 +5,7 @@
 #include <openssl/sha.h>
 #include <openssl/md5.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 /// Initializes libcrypto without its atexit cleanup. Threads that used OpenSSL run its
 /// thread-local destructors when they end; if `exit` has already freed OpenSSL's state from

@@ -5,6 +5,22 @@ import FoundationEssentials
 /// The values options take: numbers of seconds and bytes, headers, credentials, names, and what
 /// the environment says (cache, trust anchors).
 extension Arguments {
+    /// `--signature` and `--trusted-key` check a checksum file (issue 15): one must be given,
+    /// and a signature needs a key to be checked against.
+    /// - Throws: ``PinFetchError/Code/usage`` otherwise.
+    func checkSignatureOptions() throws(PinFetchError) {
+        guard self.signature != nil || !self.trustedKeys.isEmpty else { return }
+        guard self.checksumFile != nil || (self.inputFile != nil && !self.baseURLs.isEmpty) else {
+            throw PinFetchError(
+                .usage,
+                "--signature and --trusted-key check a checksum file: give --checksum-file, or -i with --base-url"
+            )
+        }
+        if self.signature != nil, self.trustedKeys.isEmpty {
+            throw PinFetchError(.usage, "--signature needs --trusted-key: the key the signature must be by")
+        }
+    }
+
     /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in (DESIGN.md), so a CI
     /// job or a mirroring script never finds its downloads duplicated without asking.
     static var environmentCacheDirectory: String? {

@@ -21,6 +21,10 @@ public struct Arguments: Sendable {
     public var baseURLs: [String] = []
     /// `--checksum-file`: a SHA256SUMS-style file (path or URL); the entry is chosen by file name.
     public var checksumFile: String?
+    /// `--signature`: the checksum file's detached signature (path or URL; issue 15).
+    public var signature: String?
+    /// `--trusted-key` (repeatable): key files the checksum file's signature must be by.
+    public var trustedKeys: [String] = []
     /// `-j`: downloads at once.
     public var jobs = 1
     /// `--fail-fast`: start no new file after the first failure.
@@ -55,7 +59,7 @@ public struct Arguments: Sendable {
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
         "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
         "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--max-connections-per-host", "--segments",
-        "--segment-size", "--shard", "--cache-dir", "--max-filesize",
+        "--segment-size", "--shard", "--cache-dir", "--max-filesize", "--signature", "--trusted-key",
         "-u", "--user", "--netrc-file", "--cert", "--key", "--proxy", "--noproxy", "--max-time", "--limit-rate",
     ]
 
@@ -145,6 +149,8 @@ public struct Arguments: Sendable {
                 if let sawPin { throw PinFetchError(.usage, "--checksum-file given with \(sawPin): give one checksum") }
                 sawPin = argument
                 parsed.checksumFile = value
+            case "--signature": parsed.signature = value
+            case "--trusted-key": parsed.trustedKeys.append(value)
             case "-j", "--jobs":
                 guard let count = Int(value), (1...64).contains(count) else {
                     throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 64, not '\(value)'")
@@ -209,6 +215,7 @@ public struct Arguments: Sendable {
             }
             if let sawPin { throw PinFetchError(.usage, "\(sawPin) with --base-url: each entry has its own pin") }
         }
+        try parsed.checkSignatureOptions()
         if parsed.inputFile != nil {
             guard urls.isEmpty else {
                 throw PinFetchError(.usage, "give URLs on the command line or with -i, not both")

@@ -199,8 +199,12 @@ public enum CommandLineTool {
             let jobs: [FetchJob]
             do throws(PinFetchError) {
                 jobs = try await JobPlan.jobs(for: parsedArguments) { report in
+                    if case .note(let line) = report {
+                        return reporter.message("pinfetch: \(Printable.text(line))\n")
+                    }
                     guard parsedArguments.json, !parsedArguments.dryRun else { return }
                     switch report {
+                    case .note: break
                     case .input(let role, let result):
                         let status = Self.exitStatus(of: result, signal: signals.received)
                         printJSON(JSONReport(result: result, exitStatus: status, input: role).line())

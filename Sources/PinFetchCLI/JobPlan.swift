@@ -11,6 +11,8 @@ enum JobPlan {
     enum Report {
         case input(role: String, result: FetchResult)
         case skipped(FetchResult)
+        /// A line for standard error: about the checksum file's signature.
+        case note(String)
     }
 
     /// The jobs, in order.
@@ -59,8 +61,13 @@ enum JobPlan {
         }
         let sums: ChecksumFile
         do throws(PinFetchError) {
-            sums = try ChecksumFile(parsing: bytes)
+            let signed = try await Self.signedContent(bytes, of: source, arguments, report: report)
+            sums = try ChecksumFile(parsing: signed)
         } catch {
+            if error.code == .digestMismatch {
+                let reason = "the checksum file \(Self.shown(source)) is not signed by a trusted key"
+                for job in jobs { report(.skipped(.skipped(job, cause: error.code, reason: reason))) }
+            }
             throw PinFetchError(error.code, "\(Self.shown(source)): \(error.message)", underlying: error.underlying)
         }
         for index in jobs.indices where jobs[index].pin == nil {
@@ -97,7 +104,8 @@ enum JobPlan {
         var manifest: Manifest
         do throws(PinFetchError) {
             if !arguments.baseURLs.isEmpty {
-                manifest = try Manifest(checksumFile: ChecksumFile(parsing: bytes), baseURLs: arguments.baseURLs)
+                let signed = try await Self.signedContent(bytes, of: input, arguments, report: report)
+                manifest = try Manifest(checksumFile: ChecksumFile(parsing: signed), baseURLs: arguments.baseURLs)
             } else {
                 guard let text = String(validating: bytes, as: UTF8.self) else {
                     // Decoded leniently, a name would become another (U+FFFD for each bad byte).
@@ -134,6 +142,45 @@ enum JobPlan {
             jobs.append(FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming))
         }
         return jobs
+    }
+
+    /// The checksum file's bytes to use, once its signature is checked (issue 15): with
+    /// `--trusted-key`, what a trusted key signed (the file, or a clear-signed file's signed
+    /// text); without, the file as it is, with a note when it carries a signature nobody checks.
+    /// - Throws: ``PinFetchError/Code/usage`` for a key file that cannot be read or is no key;
+    ///   ``PinFetchError/Code/digestMismatch`` (exit 9) for a checksum file no trusted key signed;
+    ///   the fetch's error for a signature that cannot be fetched.
+    static func signedContent(
+        _ bytes: [UInt8],
+        of source: String,
+        _ arguments: Arguments,
+        report: (Report) -> Void
+    ) async throws(PinFetchError) -> [UInt8] {
+        guard !arguments.trustedKeys.isEmpty else {
+            if ChecksumFile.isClearSigned(bytes) {
+                report(
+                    .note(
+                        "warning: \(Self.shown(source)) is PGP-signed; the signature is not checked (--trusted-key checks it)"
+                    )
+                )
+            }
+            return bytes
+        }
+        var files: [(name: String, bytes: [UInt8])] = []
+        for path in arguments.trustedKeys {
+            guard let key = Arguments.contents(of: path, limit: 1 << 20) else {
+                throw PinFetchError(.usage, "--trusted-key \(path): cannot read it, or it is larger than 1 MiB")
+            }
+            files.append((path, key))
+        }
+        let keys = try TrustedKeys(files: files)
+        var signature: [UInt8]?
+        if let path = arguments.signature {
+            signature = try await Self.load(path, arguments, role: "signature", report: report)
+        }
+        let verified = try SignatureCheck(keys: keys).verify(checksumFile: bytes, signature: signature)
+        if arguments.verbose { report(.note("\(Self.shown(source)) is signed by \(verified.signer)")) }
+        return verified.content
     }
 
     /// The pin of `job`: its own (a flag, a manifest, a checksum file) and any that its URLs

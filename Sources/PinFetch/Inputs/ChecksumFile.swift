@@ -22,8 +22,8 @@
 /// Blank lines, `#` comments and other lines that are not checksum lines are skipped, as is a
 /// line that starts with white space (so the indented `hex size path` lines of a Debian `Release`
 /// file are not misread as names). An OpenPGP clear-signed wrapper (RFC 4880 §7) is unwrapped:
-/// its armor headers and signature block are skipped, dash-escaped lines (`- `) un-escaped, and
-/// the signature is not checked. Pure Swift with no C import, so it can be fuzzed on its own.
+/// its armor headers and signature block are skipped, dash-escaped lines (`- `) un-escaped; its
+/// signature is checked by ``SignatureCheck`` (with `--trusted-key`), not here. Pure Swift with no C import, so it can be fuzzed on its own.
 @_spi(CLI) public struct ChecksumFile: Sendable {
     /// One checksum line of a supported algorithm.
     public struct Entry: Sendable, Hashable {
@@ -112,6 +112,16 @@
                 .usage,
                 "no checksum lines in the checksum file (expected 'HEX  name' or 'SHA256 (name) = HEX')"
             )
+        }
+    }
+
+    /// Whether `bytes` hold an OpenPGP clear-signed message (a `-----BEGIN PGP SIGNED
+    /// MESSAGE-----` line, RFC 4880 §7), whose signature `gpgv` can check (issue 15).
+    public static func isClearSigned(_ bytes: [UInt8]) -> Bool {
+        Self.decodedText(bytes).split(separator: 0x0A).contains { line in
+            var line = line
+            if line.last == 0x0D { line.removeLast() }
+            return line.trimmingTrailingSpaces().elementsEqual(Self.beginSignedMessage)
         }
     }
 
