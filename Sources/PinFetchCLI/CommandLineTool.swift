@@ -96,6 +96,10 @@ public enum CommandLineTool {
               --fail-fast            start no new file after the first failure
               --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU, BSD, bare, PGP clear-signed, UTF-16);
                                      entry by the URL's path (longest suffix), else the output name
+              --signature F|URL      the checksum file's detached signature (minisign, signify,
+                                     OpenPGP); needs --trusted-key
+              --trusted-key FILE     a minisign/signify or OpenPGP public key the checksum file
+                                     must be signed by (repeatable); else exit 9, nothing fetched
               --content-disposition  name the file as the server's Content-Disposition says
               --cache-dir DIR        keep copies of pinned files by digest; reuse them without a
                                      request (also PINFETCH_CACHE_DIR; default: no cache)

@@ -3,7 +3,8 @@ import Testing
 
 /// Issue 12's "done when": the README's mirroring script, run as written against an origin and
 /// a mirror that lies about one file and lacks another, ends with exit 0, every file of the tree
-/// right, and every `--json` line naming its source. A rerun fetches nothing.
+/// right, and every `--json` line naming its source. A rerun fetches nothing. Its `SHA256SUMS` is
+/// signed with a minisign key made by the real `minisign` (issue 15); a changed one stops it.
 struct ReadmeMirrorExampleTests {
     static let release = "/releases/1.2.3/"
 
@@ -27,13 +28,27 @@ struct ReadmeMirrorExampleTests {
         return String(after[open.upperBound..<close.lowerBound])
     }
 
-    static func serve(_ server: TestHTTPServer, lying: Bool) {
-        let sums = Self.tree.keys.sorted().map { "\(Fixtures.sha256(Self.tree[$0]!))  \($0)" }.joined(separator: "\n")
+    static var sums: String {
+        Self.tree.keys.sorted().map { "\(Fixtures.sha256(Self.tree[$0]!))  \($0)" }.joined(separator: "\n") + "\n"
+    }
+
+    /// `SHA256SUMS` and its minisign signature by `release.key` in `directory` (also written
+    /// there: the script's `release.pub`).
+    static func signedSums(in directory: String) async throws -> (sums: [UInt8], signature: [UInt8]) {
+        try Self.sums.write(toFile: "\(directory)/sums", atomically: true, encoding: .utf8)
+        try await SignedChecksumFileTests.minisignKey("release", in: directory)
+        try await SignedChecksumFileTests.minisign("\(directory)/sums", key: "release", in: directory)
+        let signature = try #require(FileManager.default.contents(atPath: "\(directory)/sums.minisig"))
+        return (Array(Self.sums.utf8), Array(signature))
+    }
+
+    static func serve(_ server: TestHTTPServer, lying: Bool, signed: (sums: [UInt8], signature: [UInt8]) = ([], [])) {
         server.handler = { request, _ in
             guard request.target.hasPrefix(Self.release) else { return TestResponse(status: 404) }
             let name = String(request.target.dropFirst(Self.release.count))
             let modified = ("Last-Modified", "Sun, 09 Sep 2001 01:46:40 GMT")
-            if name == "SHA256SUMS", !lying { return TestResponse(status: 200, body: Array((sums + "\n").utf8)) }
+            if name == "SHA256SUMS", !lying { return TestResponse(status: 200, body: signed.sums) }
+            if name == "SHA256SUMS.minisig", !lying { return TestResponse(status: 200, body: signed.signature) }
             if lying, name == Self.missing { return TestResponse(status: 404) }
             if lying, name == Self.lie {
                 return TestResponse(status: 200, headers: [modified], body: Array("evil\n".utf8))
@@ -48,9 +63,9 @@ struct ReadmeMirrorExampleTests {
     {
         try await withTestHTTPServer(serving: TestResource(body: [])) { origin in
             try await withTestHTTPServer(serving: TestResource(body: [])) { mirror in
-                Self.serve(origin, lying: false)
-                Self.serve(mirror, lying: true)
                 try await withTemporaryDirectory { directory in
+                    Self.serve(origin, lying: false, signed: try await Self.signedSums(in: directory))
+                    Self.serve(mirror, lying: true)
                     let script = try Self.script()
                         .replacing("https://downloads.example.org/", with: origin.baseURL + "/")
                         .replacing("https://mirror.example.net/", with: mirror.baseURL + "/")
@@ -88,8 +103,42 @@ struct ReadmeMirrorExampleTests {
                     #expect(again.termination == .exited(0), "\(again.transcript)")
                     let rerun = jsonLines(try String(contentsOfFile: "\(directory)/results.jsonl", encoding: .utf8))
                     #expect(rerun.allSatisfy { $0["status"] as? String == "already-complete" }, "\(rerun)")
-                    // Only SHA256SUMS is fetched again (it is not pinned); no file is.
-                    #expect(origin.getRequests.count + mirror.getRequests.count == requests + 1)
+                    // Only SHA256SUMS and its signature are fetched again (not pinned); no file is.
+                    #expect(origin.getRequests.count + mirror.getRequests.count == requests + 2)
+                }
+            }
+        }
+    }
+
+    @Test func `the README's mirroring script stops with exit 9 on a SHA256SUMS its key did not sign`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { origin in
+            try await withTestHTTPServer(serving: TestResource(body: [])) { mirror in
+                try await withTemporaryDirectory { directory in
+                    var signed = try await Self.signedSums(in: directory)
+                    // An attacker on the origin swaps one digest for their file's.
+                    signed.sums = Array(
+                        Self.sums.replacing(
+                            Fixtures.sha256(Self.tree[Self.lie]!),
+                            with: Fixtures.sha256(Array("evil\n".utf8))
+                        ).utf8
+                    )
+                    Self.serve(origin, lying: false, signed: signed)
+                    Self.serve(mirror, lying: true)
+                    let script = try Self.script()
+                        .replacing("https://downloads.example.org/", with: origin.baseURL + "/")
+                        .replacing("https://mirror.example.net/", with: mirror.baseURL + "/")
+                    try script.write(toFile: "\(directory)/mirror.sh", atomically: true, encoding: .utf8)
+                    let run =
+                        "cd \(directory) && mkdir -p bin && ln -sf \"$PF\" bin/pinfetch && "
+                        + "PATH=\"$PWD/bin:$PATH\" PINFETCH_CACHE_DIR= sh ./mirror.sh"
+                    let result = try await PipeTests.bash(run, in: directory)
+                    #expect(result.termination == .exited(9), "\(result.transcript)")
+                    #expect(!FileManager.default.fileExists(atPath: "\(directory)/mirror/1.2.3/\(Self.lie)"))
+                    #expect(mirror.getRequests.isEmpty, "no file was fetched")
+                    let lines = jsonLines(try String(contentsOfFile: "\(directory)/results.jsonl", encoding: .utf8))
+                    // Its entries are not trusted, so none is named: the one line on stderr says why.
+                    #expect(lines.isEmpty, "\(lines)")
+                    #expect(result.transcript.contains("is not the one signed"), "\(result.transcript)")
                 }
             }
         }
