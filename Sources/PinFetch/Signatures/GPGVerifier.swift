@@ -78,22 +78,35 @@ struct GPGVerifier {
     }
 
     /// The verdict of `gpgv`'s status lines (`[GNUPG:] KEYWORD ARGS`): valid when a `VALIDSIG`
-    /// names a trusted primary key fingerprint (its tenth argument, GnuPG 2.x); else why not, in
-    /// words, naming the key the signature says made it.
+    /// names a trusted primary key fingerprint (its tenth argument, GnuPG 2.x) and its signing
+    /// key is neither expired nor revoked (`EXPKEYSIG`, `REVKEYSIG`, and an expired signature,
+    /// `EXPSIG`, are refused, as apt refuses them); else why not, in words, naming the key the
+    /// signature says made it.
     static func verdict(_ status: String, trusted: Set<String>) -> Verdict {
         var bad: String?
         var unknown: String?
+        var spoiled: [String: String] = [:]  // long key ID → why its signature does not count
+        var valid: [(signing: String, primary: String)] = []
         for line in status.split(separator: "\n") {
             let fields = line.split(separator: " ").map(String.init)
-            guard fields.count >= 2, fields[0] == "[GNUPG:]" else { continue }
+            guard fields.count >= 3, fields[0] == "[GNUPG:]" else { continue }
             switch fields[1] {
             case "VALIDSIG":
-                let primary = fields.count >= 12 ? fields[11] : fields.count >= 3 ? fields[2] : ""
-                if trusted.contains(primary.uppercased()) { return .valid(primary.uppercased()) }
-            case "BADSIG" where fields.count >= 3: bad = fields[2]
-            case "ERRSIG" where fields.count >= 3, "NO_PUBKEY" where fields.count >= 3: unknown = fields[2]
+                let primary = fields.count >= 12 ? fields[11] : fields[2]
+                valid.append((fields[2].uppercased(), primary.uppercased()))
+            case "BADSIG": bad = fields[2]
+            case "ERRSIG", "NO_PUBKEY": unknown = fields[2]
+            case "EXPKEYSIG": spoiled[fields[2].uppercased()] = "has expired"
+            case "REVKEYSIG": spoiled[fields[2].uppercased()] = "was revoked"
+            case "EXPSIG": spoiled[fields[2].uppercased()] = "made a signature that has expired"
             default: break
             }
+        }
+        for signature in valid where trusted.contains(signature.primary) {
+            if let (keyID, why) = spoiled.first(where: { signature.signing.hasSuffix($0.key) }) {
+                return .invalid("the checksum file is signed by OpenPGP key \(keyID), which \(why)")
+            }
+            return .valid(signature.primary)
         }
         if let bad {
             return .invalid(
