@@ -5,6 +5,35 @@ import FoundationEssentials
 /// The values options take: numbers of seconds and bytes, headers, credentials, names, and what
 /// the environment says (cache, trust anchors).
 extension Arguments {
+    /// `--shard auto --shard-count N`: this machine's shard is a Kubernetes Indexed Job's index,
+    /// `JOB_COMPLETION_INDEX` (0 to N-1), so one Job with N completions mirrors a release.
+    /// - Throws: ``PinFetchError/Code/usage`` for `--shard auto` without `--shard-count` or
+    ///   without an index in range, and for `--shard-count` without `--shard auto`.
+    mutating func resolveAutomaticShard(environment: [String: String]) throws(PinFetchError) {
+        guard self.shardAutomatic else {
+            if self.shardCount != nil { throw PinFetchError(.usage, "--shard-count goes with --shard auto") }
+            return
+        }
+        guard let count = self.shardCount else {
+            throw PinFetchError(.usage, "--shard auto needs --shard-count N (the Job's completions)")
+        }
+        guard let text = environment["JOB_COMPLETION_INDEX"], !text.isEmpty else {
+            throw PinFetchError(
+                .usage,
+                "--shard auto reads JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's index), which is not set"
+            )
+        }
+        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let index = Int(text),
+            index < count
+        else {
+            throw PinFetchError(
+                .usage,
+                "JOB_COMPLETION_INDEX is \(SafeFileName.quoted(text)): --shard auto needs 0 to \(count - 1)"
+            )
+        }
+        self.shard = (index, count)
+    }
+
     /// `--signature` and `--trusted-key` check a checksum file (issue 15): one must be given,
     /// and a signature needs a key to be checked against.
     /// - Throws: ``PinFetchError/Code/usage`` otherwise.

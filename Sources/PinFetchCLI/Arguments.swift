@@ -29,8 +29,13 @@ public struct Arguments: Sendable {
     public var jobs = 1
     /// `--fail-fast`: start no new file after the first failure.
     public var failFast = false
-    /// `--shard K/N`: only entries whose index mod N is K.
+    /// `--shard K/N`: only entries whose index mod N is K (`--shard auto`: K from
+    /// `JOB_COMPLETION_INDEX`, N from `--shard-count`).
     public var shard: (k: Int, n: Int)?
+    /// `--shard auto`, resolved once the options are read.
+    var shardAutomatic = false
+    /// `--shard-count N`, with `--shard auto`.
+    var shardCount: Int?
     /// `--content-disposition`: name the file after the server's `Content-Disposition`.
     public var contentDisposition = false
     /// `--cache-dir`, or `nil` for `$PINFETCH_CACHE_DIR` (no cache when that is unset or empty).
@@ -59,7 +64,7 @@ public struct Arguments: Sendable {
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
         "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
         "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--max-connections-per-host", "--segments",
-        "--segment-size", "--shard", "--cache-dir", "--max-filesize", "--signature", "--trusted-key",
+        "--segment-size", "--shard", "--shard-count", "--cache-dir", "--max-filesize", "--signature", "--trusted-key",
         "-u", "--user", "--netrc-file", "--cert", "--key", "--proxy", "--noproxy", "--max-time", "--limit-rate",
     ]
 
@@ -69,6 +74,11 @@ public struct Arguments: Sendable {
     /// - Throws: ``PinFetchError/Code/usage`` with a one-line reason for an unknown option, a
     ///   missing or malformed value, a malformed pin or header, or not exactly one URL.
     public static func parse(_ arguments: [String]) throws(PinFetchError) -> Arguments {
+        try Self.parse(arguments, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// ``parse(_:)`` with the environment variables `--shard auto` reads (`JOB_COMPLETION_INDEX`).
+    public static func parse(_ arguments: [String], environment: [String: String]) throws(PinFetchError) -> Arguments {
         var parsed = Arguments()
         var urls: [String] = []
         var index = 0
@@ -180,7 +190,13 @@ public struct Arguments: Sendable {
                 }
                 parsed.options.segmentPieceSize = size
             case "--fail-fast": parsed.failFast = true
+            case "--shard" where value == "auto": parsed.shardAutomatic = true
             case "--shard": parsed.shard = try parseShard(value)
+            case "--shard-count":
+                guard let count = Int(value), count >= 1 else {
+                    throw PinFetchError(.usage, "--shard-count takes a whole number of at least 1, not '\(value)'")
+                }
+                parsed.shardCount = count
             case "--content-disposition": parsed.contentDisposition = true
             case "--cache-dir":
                 guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
@@ -216,6 +232,7 @@ public struct Arguments: Sendable {
             if let sawPin { throw PinFetchError(.usage, "\(sawPin) with --base-url: each entry has its own pin") }
         }
         try parsed.checkSignatureOptions()
+        try parsed.resolveAutomaticShard(environment: environment)
         if parsed.inputFile != nil {
             guard urls.isEmpty else {
                 throw PinFetchError(.usage, "give URLs on the command line or with -i, not both")

@@ -84,6 +84,7 @@ public enum CommandLineTool {
                                      and saved as name under -P (its directories kept); repeat it
                                      for mirrors of the directory, in order of preference
               --shard K/N            with -i: only entries whose index mod N is K
+              --shard auto --shard-count N  K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)
           -j, --jobs N               downloads at once (default 1)
               --max-connections-per-host N  downloads (so connections) to one host at once, for
                                      all downloads together (default 8); over HTTP/2 one connection
