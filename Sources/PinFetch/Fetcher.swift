@@ -93,6 +93,9 @@ public struct FetchJob: Sendable, Hashable {
     /// When set, the file is named by the server's `Content-Disposition` (RFC 6266), reduced to
     /// a safe base name inside this directory; `destination` is used when it names none.
     public var namingDirectory: String?
+    /// Hash-addressed mirrors asked before ``mirrors`` when the file is pinned (issue 16); not
+    /// the file's identity (a result's `url` stays the first of ``mirrors``).
+    public var hashedMirrors: [HashedMirror] = []
 
     public init(mirrors: [String], destination: String, pin: Pin? = nil, namingDirectory: String? = nil) {
         self.mirrors = mirrors

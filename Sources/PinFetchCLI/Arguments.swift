@@ -25,6 +25,8 @@ public struct Arguments: Sendable {
     public var signature: String?
     /// `--trusted-key` (repeatable): key files the checksum file's signature must be by.
     public var trustedKeys: [String] = []
+    /// `--hashed-mirror` (repeatable): hash-addressed mirrors asked first for pinned files.
+    public var hashedMirrors: [HashedMirror] = []
     /// `-j`: downloads at once.
     public var jobs = 1
     /// `--fail-fast`: start no new file after the first failure.
@@ -64,7 +66,8 @@ public struct Arguments: Sendable {
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
         "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
         "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--max-connections-per-host", "--segments",
-        "--segment-size", "--shard", "--shard-count", "--cache-dir", "--max-filesize", "--signature", "--trusted-key",
+        "--segment-size", "--shard", "--shard-count", "--hashed-mirror", "--cache-dir", "--max-filesize", "--signature",
+        "--trusted-key",
         "-u", "--user", "--netrc-file", "--cert", "--key", "--proxy", "--noproxy", "--max-time", "--limit-rate",
     ]
 
@@ -159,6 +162,7 @@ public struct Arguments: Sendable {
                 if let sawPin { throw PinFetchError(.usage, "--checksum-file given with \(sawPin): give one checksum") }
                 sawPin = argument
                 parsed.checksumFile = value
+            case "--hashed-mirror": parsed.hashedMirrors.append(try HashedMirror(value))
             case "--signature": parsed.signature = value
             case "--trusted-key": parsed.trustedKeys.append(value)
             case "-j", "--jobs":

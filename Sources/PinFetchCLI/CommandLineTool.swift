@@ -97,6 +97,8 @@ public enum CommandLineTool {
               --fail-fast            start no new file after the first failure
               --checksum-file F|URL  SHA256SUMS / SHA512SUMS (GNU, BSD, bare, PGP clear-signed, UTF-16);
                                      entry by the URL's path (longest suffix), else the output name
+              --hashed-mirror TEMPLATE  asked first for a pinned file: {algo} and {hex} are its
+                                     digest (https://tarballs.example.org/{algo}/{hex}); repeatable
               --signature F|URL      the checksum file's detached signature (minisign, signify,
                                      OpenPGP); needs --trusted-key
               --trusted-key FILE     a minisign/signify or OpenPGP public key the checksum file

@@ -26,7 +26,10 @@ enum JobPlan {
     ) async throws(PinFetchError) -> [FetchJob] {
         for url in arguments.urls { try validateURL(url) }
         var jobs = try await Self.plan(arguments, report: report)
-        for index in jobs.indices { jobs[index].pin = try Self.pin(of: jobs[index]) }
+        for index in jobs.indices {
+            jobs[index].pin = try Self.pin(of: jobs[index])
+            jobs[index].hashedMirrors = arguments.hashedMirrors + jobs[index].hashedMirrors
+        }
         for job in jobs {
             for url in job.mirrors { try validateURL(url) }  // exit 2 before any file is touched
             var info = stat()
@@ -139,7 +142,9 @@ enum JobPlan {
             try outputs.claim(destination, line: entry.line, input: input)
             let pin = entry.pin ?? arguments.pin
             let naming = arguments.contentDisposition && entry.output == nil ? directory : nil
-            jobs.append(FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming))
+            var job = FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming)
+            job.hashedMirrors = manifest.hashedMirrors
+            jobs.append(job)
         }
         return jobs
     }

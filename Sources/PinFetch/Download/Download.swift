@@ -119,9 +119,11 @@ final class Download {
     ) throws(PinFetchError) {
         guard !job.mirrors.isEmpty else { throw PinFetchError(.usage, "no URL given") }
         var mirrors: [HTTPURL] = []
-        for text in job.mirrors { mirrors.append(try HTTPURL(text)) }
+        // Hash-addressed mirrors first, for a pinned file (issue 16): the pin decides.
+        let hashed = job.pin.map { pin in job.hashedMirrors.map { $0.url(for: pin) } } ?? []
+        for text in hashed + job.mirrors { mirrors.append(try HTTPURL(text)) }
         self.mirrors = mirrors
-        self.url = mirrors[0].redacted
+        self.url = mirrors[hashed.count].redacted
         self.namingDirectory = job.namingDirectory
         self.destination = job.destination
         self.pin = job.pin

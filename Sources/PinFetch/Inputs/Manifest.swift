@@ -17,7 +17,9 @@
 /// `#` at the start of a token starts a comment to the end of the line (a whole-line comment
 /// after optional spaces, or ` # note` after tokens), so an output name cannot start with `#`; a
 /// `#` inside a URL (a fragment) is kept. Blank lines are skipped; CRLF line ends and a UTF-8
-/// byte order mark are accepted. Pure Swift with no C import, so it can be fuzzed on its own.
+/// byte order mark are accepted. A line `hashed-mirror TEMPLATE` adds a hash-addressed mirror
+/// (``HashedMirror``) for every pinned entry, as `--hashed-mirror` does. Pure Swift with no C
+/// import, so it can be fuzzed on its own.
 @_spi(CLI) public struct Manifest: Sendable {
     /// One file: its mirrors, its pin and where to save it.
     public struct Entry: Sendable, Hashable {
@@ -42,6 +44,8 @@
 
     /// The files in manifest order; comment and blank lines are not entries.
     public var entries: [Entry]
+    /// The `hashed-mirror` lines' templates, in order.
+    public var hashedMirrors: [HashedMirror] = []
 
     /// Creates a manifest of `entries`.
     public init(entries: [Entry]) {
@@ -69,6 +73,17 @@
                 tokens.append(String(decoding: token, as: UTF8.self))
             }
             guard !tokens.isEmpty else { continue }
+            if tokens[0] == "hashed-mirror" {
+                guard tokens.count == 2 else {
+                    throw PinFetchError(.usage, "line \(offset + 1): hashed-mirror takes one URL template")
+                }
+                do throws(PinFetchError) {
+                    self.hashedMirrors.append(try HashedMirror(tokens[1]))
+                } catch {
+                    throw PinFetchError(.usage, "line \(offset + 1): \(error.message)")
+                }
+                continue
+            }
             entries.append(try Self.entry(tokens, line: offset + 1))
         }
         self.entries = entries
@@ -182,7 +197,9 @@
     /// - Precondition: `0 <= k < n` (``parseShard(_:)`` checks user input).
     public func shard(_ k: Int, of n: Int) -> Manifest {
         precondition(n >= 1 && k >= 0 && k < n, "shard \(k)/\(n) needs 0 <= K < N")
-        return Manifest(entries: self.entries.enumerated().filter { $0.offset % n == k }.map(\.element))
+        var shard = self
+        shard.entries = self.entries.enumerated().filter { $0.offset % n == k }.map(\.element)
+        return shard
     }
 
     // MARK: - Parsing
