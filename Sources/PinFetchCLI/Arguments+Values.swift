@@ -48,6 +48,9 @@ extension Arguments {
         if self.signature != nil, self.trustedKeys.isEmpty {
             throw PinFetchError(.usage, "--signature needs --trusted-key: the key the signature must be by")
         }
+        if self.signature == "-", self.checksumFile == "-" || self.inputFile == "-" {
+            throw PinFetchError(.usage, "--signature - and the checksum file both read standard input: give one a file")
+        }
     }
 
     /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in (DESIGN.md), so a CI

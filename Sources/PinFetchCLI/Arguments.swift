@@ -163,7 +163,9 @@ public struct Arguments: Sendable {
                 sawPin = argument
                 parsed.checksumFile = value
             case "--hashed-mirror": parsed.hashedMirrors.append(try HashedMirror(value))
-            case "--signature": parsed.signature = value
+            case "--signature":
+                guard parsed.signature == nil else { throw PinFetchError(.usage, "--signature given twice: give one") }
+                parsed.signature = value
             case "--trusted-key": parsed.trustedKeys.append(value)
             case "-j", "--jobs":
                 guard let count = Int(value), (1...64).contains(count) else {

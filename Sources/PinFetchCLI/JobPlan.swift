@@ -25,7 +25,8 @@ enum JobPlan {
         report: (Report) -> Void = { _ in }
     ) async throws(PinFetchError) -> [FetchJob] {
         for url in arguments.urls { try validateURL(url) }
-        var jobs = try await Self.plan(arguments, report: report)
+        let keys = try Self.trustedKeys(arguments)  // a bad key file is exit 2 before any request
+        var jobs = try await Self.plan(arguments, keys: keys, report: report)
         for index in jobs.indices {
             jobs[index].pin = try Self.pin(of: jobs[index])
             jobs[index].hashedMirrors = arguments.hashedMirrors + jobs[index].hashedMirrors
@@ -45,9 +46,12 @@ enum JobPlan {
 
     /// The files, pinned by the checksum file when one is given. The checksum file is read after
     /// the files are known, so a failed fetch of it reports each of them as skipped.
-    private static func plan(_ arguments: Arguments, report: (Report) -> Void) async throws(PinFetchError) -> [FetchJob]
-    {
-        var jobs = try await Self.listed(arguments, report: report)
+    private static func plan(
+        _ arguments: Arguments,
+        keys: TrustedKeys?,
+        report: (Report) -> Void
+    ) async throws(PinFetchError) -> [FetchJob] {
+        var jobs = try await Self.listed(arguments, keys: keys, report: report)
         guard let source = arguments.checksumFile else { return jobs }
         // A malformed pin in a URL's fragment is bad input before any request (the checksum
         // file's fetch included).
@@ -64,7 +68,7 @@ enum JobPlan {
         }
         let sums: ChecksumFile
         do throws(PinFetchError) {
-            let signed = try await Self.signedContent(bytes, of: source, arguments, report: report)
+            let signed = try await Self.signedContent(bytes, of: source, arguments, keys: keys, report: report)
             sums = try ChecksumFile(parsing: signed)
         } catch {
             if error.code == .digestMismatch {
@@ -73,11 +77,20 @@ enum JobPlan {
             }
             throw PinFetchError(error.code, "\(Self.shown(source)): \(error.message)", underlying: error.underlying)
         }
-        for index in jobs.indices where jobs[index].pin == nil {
-            jobs[index].pin = try sums.pin(
+        // With --trusted-key only the signed file pins: a pin given elsewhere (a manifest line)
+        // must agree with it, and is replaced by it.
+        for index in jobs.indices where jobs[index].pin == nil || keys != nil {
+            let pin = try sums.pin(
                 forURLPath: Arguments.pathSegments(ofURL: jobs[index].mirrors[0]),
                 fileName: Text.lastPathComponent(jobs[index].destination)
             )
+            if let own = jobs[index].pin, own.algorithm == pin.algorithm, own != pin {
+                throw PinFetchError(
+                    .usage,
+                    "\(jobs[index].destination): the pin given for it disagrees with the signed checksum file"
+                )
+            }
+            jobs[index].pin = pin
         }
         return jobs
     }
@@ -85,6 +98,7 @@ enum JobPlan {
     /// The files the command line or the input file lists, with the pins they carry.
     private static func listed(
         _ arguments: Arguments,
+        keys: TrustedKeys?,
         report: (Report) -> Void
     ) async throws(PinFetchError)
         -> [FetchJob]
@@ -107,7 +121,7 @@ enum JobPlan {
         var manifest: Manifest
         do throws(PinFetchError) {
             if !arguments.baseURLs.isEmpty {
-                let signed = try await Self.signedContent(bytes, of: input, arguments, report: report)
+                let signed = try await Self.signedContent(bytes, of: input, arguments, keys: keys, report: report)
                 manifest = try Manifest(checksumFile: ChecksumFile(parsing: signed), baseURLs: arguments.baseURLs)
             } else {
                 guard let text = String(validating: bytes, as: UTF8.self) else {
@@ -149,19 +163,34 @@ enum JobPlan {
         return jobs
     }
 
+    /// The keys of `--trusted-key`, read before any request; `nil` without any.
+    /// - Throws: ``PinFetchError/Code/usage`` for a key file that cannot be read or is no key.
+    static func trustedKeys(_ arguments: Arguments) throws(PinFetchError) -> TrustedKeys? {
+        guard !arguments.trustedKeys.isEmpty else { return nil }
+        var files: [(name: String, bytes: [UInt8])] = []
+        for path in arguments.trustedKeys {
+            guard let key = Arguments.contents(of: path, limit: 1 << 20) else {
+                throw PinFetchError(.usage, "--trusted-key \(path): cannot read it, or it is larger than 1 MiB")
+            }
+            files.append((path, key))
+        }
+        return try TrustedKeys(files: files)
+    }
+
     /// The checksum file's bytes to use, once its signature is checked (issue 15): with
-    /// `--trusted-key`, what a trusted key signed (the file, or a clear-signed file's signed
-    /// text); without, the file as it is, with a note when it carries a signature nobody checks.
-    /// - Throws: ``PinFetchError/Code/usage`` for a key file that cannot be read or is no key;
-    ///   ``PinFetchError/Code/digestMismatch`` (exit 9) for a checksum file no trusted key signed;
-    ///   the fetch's error for a signature that cannot be fetched.
+    /// `keys` (`--trusted-key`), what a trusted key signed (the file, or a clear-signed file's
+    /// signed text); without, the file as it is, with a note when it carries a signature
+    /// nobody checks.
+    /// - Throws: ``PinFetchError/Code/digestMismatch`` (exit 9) for a checksum file no trusted
+    ///   key signed; the fetch's error for a signature that cannot be fetched.
     static func signedContent(
         _ bytes: [UInt8],
         of source: String,
         _ arguments: Arguments,
+        keys: TrustedKeys?,
         report: (Report) -> Void
     ) async throws(PinFetchError) -> [UInt8] {
-        guard !arguments.trustedKeys.isEmpty else {
+        guard let keys else {
             if ChecksumFile.isClearSigned(bytes) {
                 report(
                     .note(
@@ -171,14 +200,6 @@ enum JobPlan {
             }
             return bytes
         }
-        var files: [(name: String, bytes: [UInt8])] = []
-        for path in arguments.trustedKeys {
-            guard let key = Arguments.contents(of: path, limit: 1 << 20) else {
-                throw PinFetchError(.usage, "--trusted-key \(path): cannot read it, or it is larger than 1 MiB")
-            }
-            files.append((path, key))
-        }
-        let keys = try TrustedKeys(files: files)
         var signature: [UInt8]?
         if let path = arguments.signature {
             signature = try await Self.load(path, arguments, role: "signature", report: report)
@@ -315,7 +336,8 @@ enum JobPlan {
         options.maximumFileSize = limit  // stops while it streams
         let result = await Fetcher(options: options).run(source, to: path)
         if let error = result.error, error.message.hasSuffix("larger than --max-filesize (\(limit) bytes)") {
-            throw PinFetchError(.usage, "\(source) is larger than \(limit) bytes: not a checksum file or manifest")
+            let what = role == "signature" ? "a signature" : "a checksum file or manifest"
+            throw PinFetchError(.usage, "\(source) is larger than \(limit) bytes: not \(what)")
         }
         if let error = result.error {
             report(.input(role: role, result: result))

@@ -230,5 +230,11 @@ final class AnswerReader: TransferDelegate {
         self.download.progress()
     }
 
-    override var isCancelled: Bool { self.download.control.isCancelled }
+    /// Also when a racing stream made the lead's piece whole before the lead got there.
+    override var isCancelled: Bool {
+        if self.download.control.isCancelled { return true }
+        guard let segments = self.segments else { return false }
+        return self.download.state.offset < segments.range(of: self.leadPiece).upperBound
+            && segments.isWritten(self.leadPiece)
+    }
 }

@@ -86,6 +86,10 @@ final class Download {
     var segmentRestart: String?
     /// Set once a segmented phase stopped early: the rest of this run uses one stream.
     var segmentsStopped = false
+    /// Where a segmented fetch of this run took pieces from, once helpers brought any: a
+    /// mismatch is then named for it, and the file asked for over one stream.
+    enum PieceSources { case severalConnections, severalMirrors }
+    var piecesFrom: PieceSources?
     /// Mirrors the current ``download(excluding:)`` does not go to (they sent other bytes).
     var excludedMirrors: Set<Int> = []
     /// Whether a segmented fetch of a pinned file may take pieces from the other mirrors: until

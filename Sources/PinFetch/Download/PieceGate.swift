@@ -1,3 +1,4 @@
+@preconcurrency import Glibc
 import Synchronization
 
 /// The bytes of one piece as its streams write them (issue 14): a lagging piece may be asked for
@@ -16,6 +17,18 @@ final class PieceGate: @unchecked Sendable {
     let range: Range<Int64>
     /// The first byte of the piece no stream wrote yet.
     private let frontier: Atomic<Int64>
+    /// When a stream last wrote new bytes (or the gate was made): nanoseconds of the
+    /// monotonic clock, read without the lock.
+    private let lastProgress = Atomic<UInt64>(PieceGate.now())
+
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// Seconds since a stream last brought new bytes of the piece.
+    var idleSeconds: Double { Double(Self.now() &- self.lastProgress.load(ordering: .relaxed)) / 1e9 }
 
     /// - Parameters:
     ///   - range: The piece's bytes.
@@ -66,6 +79,7 @@ final class PieceGate: @unchecked Sendable {
             let new = UnsafeRawBufferPointer(rebasing: bytes[Int(frontier - offset)...])
             try write(new, frontier)
             self.frontier.store(end, ordering: .releasing)
+            self.lastProgress.store(Self.now(), ordering: .relaxed)
         }
         if max(frontier, end) == self.range.upperBound { return .whole }
         return behind ? .behind : .ahead

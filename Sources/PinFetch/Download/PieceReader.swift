@@ -127,5 +127,9 @@ final class PieceReader: TransferDelegate {
         }
     }
 
-    override var isCancelled: Bool { self.isStopped() }
+    /// Also once another stream made the piece whole: a loser that went silent would otherwise
+    /// hold the phase until its stall timeout.
+    override var isCancelled: Bool {
+        self.isStopped() || (self.position < self.wanted.upperBound && self.fetch.isWritten(self.piece))
+    }
 }

@@ -127,6 +127,8 @@ final class SegmentedFetch: @unchecked Sendable {
     /// Bytes a stream of a raced piece receives before it may find itself behind: a fresh
     /// connection's first bytes come slowly (TCP's slow start), so a race is not judged on them.
     static let raceWarmUp: Int64 = 64 << 10
+    /// Seconds without new bytes after which a piece is raced when no other piece is left.
+    static let stalledPiece = 1.0
 
     /// Writes a stream's `bytes` at `offset` in piece `index` to `partial` and the assembler,
     /// but only what no other stream of the piece wrote (``PieceGate``); a whole piece is marked
@@ -190,15 +192,20 @@ final class SegmentedFetch: @unchecked Sendable {
     /// at least as many pieces past it are written as there are connections (at least 2): its
     /// stream runs at under half the others' pace, as each of them finished a piece begun after
     /// it. The hash waits for it, and what passed it fills memory and is then read back. A piece
-    /// with less than ``raceWarmUp`` bytes left is not raced. Under the lock.
+    /// with less than ``raceWarmUp`` bytes left (half of a smaller piece) is not raced. Under
+    /// the lock.
     private func lagging(connections: Int) -> Int? {
         guard let first = self.plan.pieces.firstIndex(where: { $0 != .written }),
             case .claimed = self.plan.pieces[first], !self.raced.contains(first)
         else { return nil }
         // With less than a warm-up left, a new connection would not win it.
-        guard let gate = self.gates[first], gate.range.upperBound - gate.next > Self.raceWarmUp else { return nil }
+        guard let gate = self.gates[first],
+            gate.range.upperBound - gate.next > min(Self.raceWarmUp, Int64(gate.range.count) / 2)
+        else { return nil }
         let writtenPast = self.plan.pieces[(first + 1)...].lazy.filter { $0 == .written }.count
-        return writtenPast >= max(2, connections) ? first : nil
+        if writtenPast >= max(2, connections) { return first }
+        // At the end, with no piece left to take, a free connection races one that stalled.
+        return !self.plan.pieces.contains(.open) && gate.idleSeconds >= Self.stalledPiece ? first : nil
     }
 
     /// Piece `index` for `fetcher` if nobody has it (the lead going on past its piece), unless a
@@ -243,18 +250,23 @@ final class SegmentedFetch: @unchecked Sendable {
     var helpersAllowed: Int { self.locked { self.allowedHelpers } }
 
     /// The mirror fetcher `n` asks: helpers take the mirrors in turn, the lead's first.
-    func mirror(for fetcher: Int) -> Int { self.mirrors[fetcher % self.mirrors.count] }
+    /// (Only among the mirrors not dropped: ``dropMirror(_:claim:because:)``.)
+    func mirror(for fetcher: Int) -> Int {
+        self.locked {
+            let live = self.mirrors.enumerated().filter {
+                $0.offset == 0 || self.otherMirrors[$0.element] ?? "ok" == "ok"
+            }
+            return live[fetcher % live.count].element
+        }
+    }
 
-    /// Whether fetcher `n` asks another mirror than the lead's.
-    func asksOtherMirror(_ fetcher: Int) -> Bool { fetcher % self.mirrors.count != 0 }
-
-    /// Helper `fetcher`'s mirror failed it (no usable answer, another length): the piece goes
-    /// back to nobody, and the helper stops (one connection fewer); the others go on.
-    func leave(fetcher: Int, claim: Claim, because reason: String) {
+    /// Another mirror than the lead's failed a piece (no usable answer, another length): it is
+    /// asked no more, the piece goes back to nobody, and the helper goes on with the mirrors
+    /// left (a fallback mirror without ranges does not cost a connection).
+    func dropMirror(_ mirror: Int, claim: Claim, because reason: String) {
         self.locked {
             if !claim.isRace, self.plan.pieces[claim.piece] != .written { self.plan.release(claim.piece) }
-            self.allowedHelpers = max(0, min(self.allowedHelpers, self.fetchingHelpers) - 1)
-            self.otherMirrors[self.mirror(for: fetcher)] = reason
+            self.otherMirrors[mirror] = reason
         }
     }
 
@@ -295,16 +307,44 @@ final class SegmentedFetch: @unchecked Sendable {
     /// Runs helper `fetcher`: while it may, it takes the next piece and has `fetch` fetch it,
     /// until `fetch` says stop or no piece is left. While more helpers fetch than are allowed,
     /// the first to ask stops.
-    func runHelper(_ fetcher: Int, fetch: (Claim) -> Bool) {
+    /// `stops` says when the run is cancelled or out of time.
+    func runHelper(_ fetcher: Int, stops: () -> Bool, fetch: (Claim) -> Bool) {
         self.locked { self.fetchingHelpers += 1 }
         while true {
             let claim: Claim? = self.locked {
                 guard self.fetchingHelpers <= self.allowedHelpers else { return nil }
                 return self.stopped == nil ? self.claimNextLocked(for: fetcher) : nil
             }
-            guard let claim, fetch(claim) else { break }
+            if let claim {
+                guard fetch(claim) else { break }
+                continue
+            }
+            guard !stops(), self.locked({ self.fetchingHelpers <= self.allowedHelpers && self.mayRaceLater }) else {
+                break
+            }
+            usleep(250_000)  // at the end: a piece in flight may stall, and be raced then
         }
         self.locked { self.fetchingHelpers -= 1 }
+    }
+
+    /// The next piece for `fetcher` (``claimNext(for:)``), waiting at the end while a piece in
+    /// flight may still stall and be raced; `nil` once none is left, the phase stopped, or
+    /// `stops` says so.
+    func claimNext(for fetcher: Int, stops: () -> Bool) -> Claim? {
+        while true {
+            if let claim = self.claimNext(for: fetcher) { return claim }
+            guard !stops(), self.locked({ self.mayRaceLater }) else { return nil }
+            usleep(250_000)
+        }
+    }
+
+    /// Whether no piece is open but one in flight was not raced yet. Under the lock.
+    private var mayRaceLater: Bool {
+        guard self.stopped == nil, !self.plan.pieces.contains(.open) else { return false }
+        return self.plan.pieces.indices.contains { index in
+            if case .claimed = self.plan.pieces[index] { return !self.raced.contains(index) }
+            return false
+        }
     }
 
     /// Whether any piece is still nobody's.

@@ -98,15 +98,15 @@ extension Download {
             fetch.ramp(maximum: helpers, note: { download.decide($0) }) { fetcher in
                 guard let easy = try? EasyHandle(engine: engine) else { return }
                 fetch.startHelper {
-                    fetch.runHelper(fetcher) { claim in
+                    fetch.runHelper(fetcher, stops: { download.control.isCancelled || download.pastDeadline }) {
+                        claim in
                         switch download.fetchPiece(fetch, claim, by: fetcher, on: easy) {
                         case .written, .handedOver: return true
                         case .stopped: return false
-                        case .mirrorFailed(let reason):
-                            let label = download.mirrors[fetch.mirror(for: fetcher)].redacted
-                            download.decide("\(label): \(reason); one connection fewer")
-                            fetch.leave(fetcher: fetcher, claim: claim, because: reason)
-                            return false
+                        case .mirrorFailed(let reason, let mirror):
+                            download.decide("\(download.mirrors[mirror].redacted): \(reason); asked no more")
+                            fetch.dropMirror(mirror, claim: claim, because: reason)
+                            return true
                         case .refused(let reason, let retryAfter):
                             download.decide("\(reason): one connection fewer")
                             return fetch.backOff(
@@ -139,29 +139,37 @@ extension Download {
         fetch.startHelpers()  // if the lead did not: what is left goes faster over more connections
         // The lead's piece, unless it is whole or its stream stopped behind the stream that
         // raced it (which brings the rest).
+        let stops = { [self] in self.control.isCancelled || self.pastDeadline }
         var claim: SegmentedFetch.Claim? =
             fetch.isWritten(leadPiece) || fetch.isRaced(leadPiece)
-            ? fetch.claimNext(for: 0) : .init(piece: leadPiece, isRace: false)
+            ? fetch.claimNext(for: 0, stops: stops) : .init(piece: leadPiece, isRace: false)
         while let next = claim {
             switch self.fetchPiece(fetch, next, by: 0, on: nil) {
-            case .written, .handedOver: claim = fetch.claimNext(for: 0)
+            case .written, .handedOver: claim = fetch.claimNext(for: 0, stops: stops)
             case .stopped, .mirrorFailed: claim = nil  // fetcher 0 asks the lead's mirror
             case .refused(let reason, let retryAfter):
                 guard fetch.backOff(fetcher: 0, claim: next, reason: reason, retryAfter: retryAfter) else {
                     claim = nil
                     break
                 }
-                let wait = min(retryAfter ?? 1, self.options.maximumRetryDelay)
+                // Within --max-time: past it the phase ends, and the download says so.
+                let wait = min(retryAfter ?? 1, self.options.maximumRetryDelay, max(0, self.remainingTime ?? .infinity))
                 self.decide("\(reason): one connection fewer; this one waits \(wait) s")
                 self.sleep(seconds: wait)
-                claim = fetch.claimNext(for: 0)
+                claim = self.pastDeadline ? nil : fetch.claimNext(for: 0, stops: stops)
             }
         }
         fetch.waitForHelpers()
         if fetch.backedOff { self.segmentHelperCeiling = fetch.helpersAllowed }
         for (mirror, outcome) in fetch.otherMirrorOutcomes.sorted(by: { $0.key < $1.key }) {
             self.note(mirror, outcome == "ok" ? "ok" : "failed")
-            if outcome == "ok" { self.state.spliced = true }  // a mismatch then asks one mirror for all
+            if outcome == "ok" { self.piecesFrom = .severalMirrors }
+        }
+        // Bytes of several answers: a mismatch then asks for the file over one stream (DESIGN.md,
+        // "Finalize": one clean download decides).
+        if fetch.helperBytes.load(ordering: .relaxed) > 0 {
+            self.state.spliced = true
+            if self.piecesFrom == nil { self.piecesFrom = .severalConnections }
         }
         let prefix = fetch.assembler.hashedPrefix
         self.downloadedBytes += fetch.helperBytes.load(ordering: .relaxed)
@@ -182,11 +190,14 @@ extension Download {
             self.decide("segments paused at byte \(prefix): \(reason)")
             return TransferOutcome(code: 0, message: reason, category: .network)
         }
-        if self.control.isCancelled || fetch.localFailure != nil {
+        if self.control.isCancelled || fetch.localFailure != nil || self.pastDeadline {
             // Kept for a later run: the checkpoint taken on the way out lists these spans.
             let spans = fetch.assembler.written(beyond: prefix)
             self.writtenAhead = spans.isEmpty ? nil : WrittenSpans(spans)
             if let failure = fetch.localFailure { throw failure }
+            if !self.control.isCancelled {  // out of time: the download stops for --max-time
+                return TransferOutcome(code: 0, message: "out of time", category: .network)
+            }
             return TransferOutcome(code: 0, message: "cancelled", category: .aborted)
         }
         self.segmentsStopped = true
@@ -215,8 +226,8 @@ extension Download {
         case stopped
         /// The server refused the piece (`429`, `503`), with its `Retry-After` in seconds.
         case refused(String, retryAfter: Double?)
-        /// Another mirror than the lead's gave no usable answer: its helper stops.
-        case mirrorFailed(String)
+        /// Another mirror than the lead's (`mirror`) gave no usable answer: it is asked no more.
+        case mirrorFailed(String, mirror: Int)
     }
 
     /// Fetches what is left of `claim`'s piece for `fetch` with ranged GETs, a few attempts,
@@ -231,8 +242,8 @@ extension Download {
         on helper: EasyHandle?
     ) -> PieceOutcome {
         guard let partial = self.partial else { return .stopped }
-        let other = fetch.asksOtherMirror(fetcher)
         let mirror = fetch.mirror(for: fetcher)
+        let other = mirror != fetch.mirrors[0]
         let first = fetch.remaining(of: claim.piece)
         defer { if claim.isRace { fetch.endRace(claim.piece) } }
         if claim.isRace {
@@ -257,7 +268,7 @@ extension Download {
             do throws(PinFetchError) {
                 outcome = try self.perform(.get, headers: headers, delegate: reader, on: helper, mirror: mirror)
             } catch {
-                if other { return .mirrorFailed(error.message) }
+                if other { return .mirrorFailed(error.message, mirror: mirror) }
                 fetch.stop(.failed(error.message))
                 return .stopped
             }
@@ -276,7 +287,7 @@ extension Download {
                 return .handedOver
             }
             if let refusal = reader.refusal {
-                if other, case .failed(let reason) = refusal { return .mirrorFailed(reason) }
+                if other, case .failed(let reason) = refusal { return .mirrorFailed(reason, mirror: mirror) }
                 fetch.stop(refusal)
                 return .stopped
             }
@@ -286,10 +297,12 @@ extension Download {
                     retryAfter: refused.retryAfter
                 )
             }
-            last = outcome.message.isEmpty ? "the answer ended at byte \(reader.position)" : outcome.message
+            last =
+                outcome.message.isEmpty || outcome.category == .ok
+                ? "the answer ended at byte \(reader.position)" : outcome.message
         }
         let reason = "bytes \(first.lowerBound)-\(first.upperBound - 1): \(last)"
-        if other { return .mirrorFailed(reason) }
+        if other { return .mirrorFailed(reason, mirror: mirror) }
         fetch.stop(.failed(reason))
         return .stopped
     }

@@ -45,10 +45,21 @@ extension Download {
             // clean download from byte 0 decides (DESIGN.md, "Finalize").
             if self.state.spliced, !startedOverAfterMismatch {
                 startedOverAfterMismatch = true
-                self.report(.restarted(path: self.destination, reason: "checksum mismatch after a resume"))
+                let reason =
+                    switch self.piecesFrom {
+                    case .severalMirrors?: "checksum mismatch with pieces from several mirrors"
+                    case .severalConnections?: "checksum mismatch with pieces over several connections"
+                    case nil: "checksum mismatch after a resume"
+                    }
+                self.report(.restarted(path: self.destination, reason: reason))
                 try self.startOver()
                 self.restartPending = false
-                if self.mirrors.count > 1 { self.mirrorIndex = (self.mirrorIndex + 1) % self.mirrors.count }
+                self.segmentsStopped = self.piecesFrom != nil  // one stream decides
+                // Pieces from several mirrors: the lead's mirror alone first (the others may be
+                // the ones that differ); else the next mirror.
+                if self.mirrors.count > 1, self.piecesFrom != .severalMirrors {
+                    self.mirrorIndex = (self.mirrorIndex + 1) % self.mirrors.count
+                }
                 try self.download()
                 continue
             }

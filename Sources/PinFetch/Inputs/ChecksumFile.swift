@@ -100,7 +100,12 @@
                     state = .signature
                     continue
                 }
-                if state == .signedBody, line.starts(with: [0x2D, 0x20]) { line.removeFirst(2) }  // "- "
+                if state == .signedBody {
+                    // Dash-escaped lines, and trailing white space, which a signature ignores
+                    // (RFC 4880 §7.1): what gpgv gives as the signed text.
+                    if line.starts(with: [0x2D, 0x20]) { line.removeFirst(2) }
+                    line = line.trimmingTrailingSpaces()
+                }
             }
             guard let first = line.first, !trimmed.isEmpty, first != UInt8(ascii: "#") else { continue }
             contentLines.append((line, offset + 1))

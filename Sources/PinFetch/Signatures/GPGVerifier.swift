@@ -85,29 +85,41 @@ struct GPGVerifier {
     static func verdict(_ status: String, trusted: Set<String>) -> Verdict {
         var bad: String?
         var unknown: String?
-        var spoiled: [String: String] = [:]  // long key ID → why its signature does not count
-        var valid: [(signing: String, primary: String)] = []
+        var spoiled: String?
+        // Each signature's lines follow a NEWSIG line (GnuPG 2.1 and later): one is judged by
+        // its own lines, so an expired signature next to a good one does not spoil that one.
+        var groups: [[[String]]] = [[]]
         for line in status.split(separator: "\n") {
             let fields = line.split(separator: " ").map(String.init)
-            guard fields.count >= 3, fields[0] == "[GNUPG:]" else { continue }
-            switch fields[1] {
-            case "VALIDSIG":
-                let primary = fields.count >= 12 ? fields[11] : fields[2]
-                valid.append((fields[2].uppercased(), primary.uppercased()))
-            case "BADSIG": bad = fields[2]
-            case "ERRSIG", "NO_PUBKEY": unknown = fields[2]
-            case "EXPKEYSIG": spoiled[fields[2].uppercased()] = "has expired"
-            case "REVKEYSIG": spoiled[fields[2].uppercased()] = "was revoked"
-            case "EXPSIG": spoiled[fields[2].uppercased()] = "made a signature that has expired"
-            default: break
+            guard fields.count >= 2, fields[0] == "[GNUPG:]" else { continue }
+            if fields[1] == "NEWSIG" {
+                groups.append([])
+            } else {
+                groups[groups.count - 1].append(fields)
             }
         }
-        for signature in valid where trusted.contains(signature.primary) {
-            if let (keyID, why) = spoiled.first(where: { signature.signing.hasSuffix($0.key) }) {
-                return .invalid("the checksum file is signed by OpenPGP key \(keyID), which \(why)")
+        for group in groups {
+            var valid: String?
+            var why: String?
+            for fields in group where fields.count >= 3 {
+                switch fields[1] {
+                case "VALIDSIG": valid = (fields.count >= 12 ? fields[11] : fields[2]).uppercased()
+                case "BADSIG": bad = fields[2]
+                case "ERRSIG", "NO_PUBKEY": unknown = fields[2]
+                case "EXPKEYSIG": why = "OpenPGP key \(fields[2]), which has expired"
+                case "REVKEYSIG": why = "OpenPGP key \(fields[2]), which was revoked"
+                case "EXPSIG": why = "OpenPGP key \(fields[2]), in a signature that has expired"
+                default: break
+                }
             }
-            return .valid(signature.primary)
+            guard let valid, trusted.contains(valid) else { continue }
+            if let why {
+                spoiled = why
+                continue
+            }
+            return .valid(valid)
         }
+        if let spoiled { return .invalid("the checksum file is signed by \(spoiled)") }
         if let bad {
             return .invalid(
                 "the OpenPGP signature by key \(bad) does not verify: the checksum file is not the one signed"
@@ -128,10 +140,10 @@ struct GPGVerifier {
         )
     }
 
-    /// `gpgv` on the `PATH`, or in `/usr/bin`.
+    /// Debian's `/usr/bin/gpgv`, else `gpgv` on the `PATH`.
     static func executable() -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        for directory in path.split(separator: ":").map(String.init) + ["/usr/bin"] where directory.hasPrefix("/") {
+        for directory in ["/usr/bin"] + path.split(separator: ":").map(String.init) where directory.hasPrefix("/") {
             let candidate = directory + "/gpgv"
             if access(candidate, X_OK) == 0 { return candidate }
         }

@@ -56,12 +56,18 @@ enum MinisignText {
     /// The most bytes a key or signature file may have (a trusted comment is short).
     static let largestFile = 16 << 10
 
-    /// The lines of `bytes` (UTF-8), without `\r\n` or `\n` ends and without a last empty line;
-    /// `[]` when `bytes` is not UTF-8.
+    /// The lines of `bytes` (UTF-8, after a byte order mark), without `\r\n` or `\n` ends and
+    /// without last empty lines; `[]` when a line is not UTF-8. Split as bytes: in a `String`,
+    /// `\r\n` is one `Character` and would not split at `\n`.
     static func lines(_ bytes: [UInt8]) -> [String] {
-        guard let text = String(validating: bytes, as: UTF8.self) else { return [] }
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+        var bytes = bytes[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        var lines: [String] = []
+        for raw in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            guard let line = String(validating: raw.last == 0x0D ? raw.dropLast() : raw, as: UTF8.self) else {
+                return []
+            }
+            lines.append(line)
         }
         while lines.last?.isEmpty == true { lines.removeLast() }
         return lines

@@ -41,7 +41,7 @@ struct MinisignSignature: Hashable, Sendable {
 
     /// Whether `bytes` begin as a minisign or signify signature (an `untrusted comment:` line).
     static func looksLike(_ bytes: [UInt8]) -> Bool {
-        bytes.starts(with: Array("untrusted comment:".utf8))
+        MinisignText.lines(Array(bytes.prefix(4096))).first?.hasPrefix("untrusted comment:") == true
     }
 
     /// - Throws: ``PinFetchError/Code/digestMismatch`` (a signature that cannot be read cannot

@@ -7,35 +7,48 @@ import FoundationEssentials
 enum OpenPGPArmor {
     static let begin = "-----BEGIN PGP PUBLIC KEY BLOCK-----"
     static let end = "-----END PGP PUBLIC KEY BLOCK-----"
+    static let secret = "-----BEGIN PGP PRIVATE KEY BLOCK-----"
 
     /// The binary packets of a public key file, armoured or not, checked to begin with a public
     /// key packet (tag 6) and to be whole packets.
     /// - Throws: ``PinFetchError/Code/usage`` with a one-line reason.
     static func publicKeyPackets(_ bytes: [UInt8]) throws(PinFetchError) -> [UInt8] {
-        let text = String(decoding: bytes.prefix(200), as: UTF8.self)
+        let text = String(decoding: bytes, as: UTF8.self)
+        let secret = PinFetchError(.usage, "a secret key: give the public key (gpg --export, minisign's .pub)")
+        if text.contains(Self.secret) { throw secret }
         let packets = text.contains(Self.begin) ? try Self.dearmored(bytes) : bytes
         let parsed = try Self.packets(packets)
+        if parsed.first?.tag == 5 { throw secret }
         guard parsed.first?.tag == 6 else {
             throw PinFetchError(.usage, "not a minisign, signify or OpenPGP public key")
         }
         return packets
     }
 
-    /// The bytes inside an armoured block: base64 lines between the headers' blank line and the
-    /// `=` checksum line, whose CRC-24 must match.
+    /// The bytes inside the armoured blocks of `bytes` (several keys exported together give
+    /// several), one after another: each block's base64 lines between the headers' blank line and
+    /// the `=` checksum line, whose CRC-24 must match.
     static func dearmored(_ bytes: [UInt8]) throws(PinFetchError) -> [UInt8] {
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw PinFetchError(.usage, "an armoured OpenPGP key that is not text")
+        let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { raw in
+            String(decoding: raw, as: UTF8.self).trimmingSpaces()
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            String(
-                line.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }
-                    .reversed()
-            )
+        var packets: [UInt8] = []
+        var index = 0
+        while let start = lines[index...].firstIndex(of: Self.begin) {
+            guard let stop = lines[start...].firstIndex(of: Self.end) else { break }
+            packets += try Self.block(lines[(start + 1)..<stop])
+            index = stop + 1
         }
-        guard let start = lines.firstIndex(of: Self.begin), let stop = lines.lastIndex(of: Self.end), start < stop
-        else { throw PinFetchError(.usage, "an OpenPGP key block without its BEGIN and END lines") }
-        var index = start + 1
+        guard !packets.isEmpty else {
+            throw PinFetchError(.usage, "an OpenPGP key block without its BEGIN and END lines")
+        }
+        return packets
+    }
+
+    /// The bytes of one armoured block's lines (between BEGIN and END).
+    private static func block(_ lines: ArraySlice<String>) throws(PinFetchError) -> [UInt8] {
+        let stop = lines.endIndex
+        var index = lines.startIndex
         while index < stop, !lines[index].isEmpty, lines[index].contains(":") { index += 1 }  // Version: ...
         var body = ""
         var checksum: String?
@@ -119,5 +132,13 @@ enum OpenPGPArmor {
             index += length
         }
         return packets
+    }
+}
+
+extension String {
+    /// Without spaces, tabs and a carriage return at either end.
+    fileprivate func trimmingSpaces() -> String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        return String(self.drop(while: blank).reversed().drop(while: blank).reversed())
     }
 }

@@ -42,14 +42,19 @@ public struct SignatureCheck: Sendable {
     private func minisign(_ signature: MinisignSignature, of message: [UInt8]) throws(PinFetchError) -> String {
         let id = MinisignPublicKey.keyIDText(signature.keyID)
         let kind = signature.trusted == nil ? "signify" : "minisign"
-        guard let key = self.keys.minisign.first(where: { $0.keyID == signature.keyID }) else {
+        let candidates = self.keys.minisign.filter { $0.keyID == signature.keyID }
+        guard !candidates.isEmpty else {
             throw PinFetchError(
                 .digestMismatch,
                 "the checksum file is signed by \(kind) key \(id), which is not trusted"
             )
         }
         let signed = signature.algorithm == .prehashed ? Ed25519.blake2b512(message) : message
-        guard Ed25519.verify(signature: signature.signature, of: signed, publicKey: key.key) else {
+        // Two keys may share an ID (it is only 8 bytes): the one whose signature verifies is it.
+        let verifies = { (key: MinisignPublicKey) in
+            Ed25519.verify(signature: signature.signature, of: signed, publicKey: key.key)
+        }
+        guard let key = candidates.first(where: verifies) else {
             throw PinFetchError(
                 .digestMismatch,
                 "the \(kind) signature by key \(id) does not verify: the checksum file is not the one signed"
@@ -71,7 +76,7 @@ public struct SignatureCheck: Sendable {
         guard !self.keys.openPGP.isEmpty else {
             throw PinFetchError(
                 .digestMismatch,
-                "the checksum file has an OpenPGP signature, and no --trusted-key is an OpenPGP key"
+                "the signature is not a minisign or signify one, and no --trusted-key is an OpenPGP key to check it with"
             )
         }
         return GPGVerifier(keyring: self.keys.openPGP)

@@ -98,10 +98,12 @@ final class Nginx {
         var started: Double { self.ended - self.seconds }
     }
 
-    /// The most connections that carried an answer at the same moment.
-    static func connectionsAtOnce(_ requests: [Request]) -> Int {
+    /// The most connections that carried an answer at the same moment. An answer counts until
+    /// `slop` seconds before nginx logged it: a stream the client reset (an HTTP/2 answer cut
+    /// short on purpose) is logged when nginx notices, a little after the client moved on.
+    static func connectionsAtOnce(_ requests: [Request], slop: Double = 0.2) -> Int {
         requests.map(\.started).map { moment in
-            Set(requests.filter { $0.started <= moment && moment < $0.ended }.map(\.connection)).count
+            Set(requests.filter { $0.started <= moment && moment < $0.ended - slop }.map(\.connection)).count
         }.max() ?? 0
     }
 

@@ -47,4 +47,7 @@ struct TestFaults: Sendable {
     var throttledBefore: Int? = nil
     /// Send K body bytes, then keep the connection open and silent until shutdown or the client goes away.
     var stallAfterBodyBytes: Int? = nil
+    /// A ranged answer that starts at exactly this byte sends 1000 body bytes, then stalls as
+    /// `stallAfterBodyBytes` does (one lagging piece; a copy asked from another byte is fine).
+    var stallRangeStartingAt: Int? = nil
 }

@@ -113,6 +113,9 @@ extension TestHTTPServer {
         if let count = faults.stallAfterBodyBytes {
             stops.append((count: count, ending: .stall))
         }
+        if status == 206, let start = faults.stallRangeStartingAt, delivery.range.lowerBound == start {
+            stops.append((count: 1000, ending: .stall))
+        }
         if let count = faults.closeAfterBodyBytes {
             stops.append((count: count, ending: .graceful))
         }
