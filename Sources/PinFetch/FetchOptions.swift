@@ -12,6 +12,14 @@ public struct FetchOptions: Sendable {
     public var stallTimeout: Double? = 60
     /// Extra request header lines, `Name: value`.
     public var headers: [String] = []
+    /// A Bazel-compatible remote cache (`--remote-cache`, issue 16): a pinned SHA-256 file is
+    /// asked for at `<remoteCache>/cas/<hex>` first; `nil` for none.
+    public var remoteCache: String?
+    /// Header lines for the remote cache only (`--remote-cache-header`); ``headers`` never go there.
+    public var remoteCacheHeaders: [String] = []
+    /// Seconds the remote cache may take to connect, or stay silent mid-body, before the file is
+    /// fetched from its mirrors instead (`--remote-cache-timeout`, 5 by default).
+    public var remoteCacheTimeout: Double = 5
     /// A PEM file of certificates to trust for HTTPS in addition to ``caBundleFile`` (or the
     /// system's), or `nil`.
     public var caFile: String? = nil

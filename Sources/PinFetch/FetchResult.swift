@@ -32,8 +32,18 @@ public struct FetchResult: Sendable {
     public var restarts: Int
     /// GET attempts made.
     public var attempts: Int
-    /// `true` when the file was taken from the cache, without a request.
+    /// `true` when the file was taken from a cache: the local one (no request) or the remote one.
     public var fromCache = false
+    /// Which cache the file came from (`--json` `cache`), `nil` for none.
+    public var cache: CacheKind?
+
+    /// A cache a file can come from.
+    public enum CacheKind: String, Sendable, Hashable {
+        /// `--cache-dir`: a copy on this machine.
+        case local
+        /// `--remote-cache`: a blob of a shared content-addressed store.
+        case remote
+    }
     /// Wall time of the fetch in seconds.
     public var elapsedSeconds: Double
     /// The failure, when ``status`` is ``Status/failed``; for ``Status/skipped``, why the file

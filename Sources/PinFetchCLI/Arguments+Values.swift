@@ -5,6 +5,16 @@ import FoundationEssentials
 /// The values options take: numbers of seconds and bytes, headers, credentials, names, and what
 /// the environment says (cache, trust anchors).
 extension Arguments {
+    /// A remote cache's base URL (`--remote-cache`, `PINFETCH_REMOTE_CACHE`): absolute `http` or
+    /// `https`, without a fragment.
+    /// - Throws: ``PinFetchError/Code/usage`` otherwise, naming `source`.
+    static func remoteCache(_ value: String, from source: String) throws(PinFetchError) -> String {
+        guard (try? validateURL(value + "/cas/0")) != nil, !value.contains("#") else {
+            throw PinFetchError(.usage, "\(source) takes an http or https URL, not \(SafeFileName.quoted(value))")
+        }
+        return value
+    }
+
     /// `--shard auto --shard-count N`: this machine's shard is a Kubernetes Indexed Job's index,
     /// `JOB_COMPLETION_INDEX` (0 to N-1), so one Job with N completions mirrors a release.
     /// - Throws: ``PinFetchError/Code/usage`` for `--shard auto` without `--shard-count` or

@@ -66,7 +66,8 @@ public struct Arguments: Sendable {
         "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
         "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
         "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--max-connections-per-host", "--segments",
-        "--segment-size", "--shard", "--shard-count", "--hashed-mirror", "--cache-dir", "--max-filesize", "--signature",
+        "--segment-size", "--shard", "--shard-count", "--hashed-mirror", "--remote-cache", "--remote-cache-header",
+        "--remote-cache-timeout", "--cache-dir", "--max-filesize", "--signature",
         "--trusted-key",
         "-u", "--user", "--netrc-file", "--cert", "--key", "--proxy", "--noproxy", "--max-time", "--limit-rate",
     ]
@@ -137,6 +138,10 @@ public struct Arguments: Sendable {
             case "--connect-timeout":
                 parsed.options.connectTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--stall-timeout": parsed.options.stallTimeout = try Self.seconds(value, for: argument, positive: true)
+            case "--remote-cache": parsed.options.remoteCache = try Self.remoteCache(value, from: argument)
+            case "--remote-cache-header": parsed.options.remoteCacheHeaders.append(try Self.header(value))
+            case "--remote-cache-timeout":
+                parsed.options.remoteCacheTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)
             case "--max-filesize": parsed.options.maximumFileSize = try Self.size(value, for: argument)
             case "-H", "--header":
@@ -238,6 +243,9 @@ public struct Arguments: Sendable {
             if let sawPin { throw PinFetchError(.usage, "\(sawPin) with --base-url: each entry has its own pin") }
         }
         try parsed.checkSignatureOptions()
+        if parsed.options.remoteCache == nil, let url = environment["PINFETCH_REMOTE_CACHE"], !url.isEmpty {
+            parsed.options.remoteCache = try Self.remoteCache(url, from: "PINFETCH_REMOTE_CACHE")
+        }
         try parsed.resolveAutomaticShard(environment: environment)
         if parsed.inputFile != nil {
             guard urls.isEmpty else {

@@ -107,6 +107,10 @@ public enum CommandLineTool {
               --cache-dir DIR        keep copies of pinned files by digest; reuse them without a
                                      request (also PINFETCH_CACHE_DIR; default: no cache)
               --no-cache             no cache, whatever --cache-dir or PINFETCH_CACHE_DIR say
+              --remote-cache URL     a Bazel-style remote cache: a pinned SHA-256 file is asked for at
+                                     URL/cas/HEX first, verified (also PINFETCH_REMOTE_CACHE)
+              --remote-cache-header 'Name: value'  for the remote cache only (-H never goes there)
+              --remote-cache-timeout S  connect and stall bound for the remote cache (default 5)
           -R, --remote-time          set the file's mtime from Last-Modified (default with --base-url)
               --no-remote-time       keep the time of the download
               --sha256 HEX           pin a SHA-256 (64 hex digits, any case)

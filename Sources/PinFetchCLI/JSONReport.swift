@@ -54,7 +54,10 @@ struct JSONReport: Encodable {
         try container.encode(self.result.restarts, forKey: Key("restarts"))
         try container.encode(self.result.attempts, forKey: Key("attempts"))
         try container.encode(self.result.fromCache, forKey: Key("from_cache"))
-        try container.encode(self.result.fromCache ? "local" : nil as String?, forKey: Key("cache"))
+        try container.encode(
+            self.result.cache?.rawValue ?? (self.result.fromCache ? "local" : nil),
+            forKey: Key("cache")
+        )
         try container.encode((self.result.elapsedSeconds * 1000).rounded() / 1000, forKey: Key("elapsed_s"))
         try container.encode(self.result.source, forKey: Key("source"))
         try container.encode(

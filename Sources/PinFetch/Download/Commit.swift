@@ -33,7 +33,7 @@ extension Download {
 
     /// Renames the verified file at `path` onto the destination; a name the server chose never
     /// replaces a file (``FileSystem/renameWithoutReplacing(_:to:)``).
-    private func place(_ path: String) throws(PinFetchError) {
+    func place(_ path: String) throws(PinFetchError) {
         if self.serverNamed {
             try FileSystem.renameWithoutReplacing(path, to: self.destination)
         } else {

@@ -69,6 +69,8 @@ final class Download {
     /// The mirror probed and what it said; the final head of that HEAD, whatever its status.
     var probeResult: (mirror: Int, probe: Probe?, head: ResponseHead?)?
     var fromCache = false
+    /// The remote cache blob the file came from (redacted), once it did.
+    var remoteCacheURL: String?
     /// The `Last-Modified` of the representation this run's answers delivered, in seconds since
     /// the epoch (``FetchOptions/remoteTime``).
     var remoteModified: Int64?
@@ -164,6 +166,7 @@ final class Download {
         result.algorithm = self.state.algorithm
         result.path = self.destination
         result.fromCache = self.fromCache
+        result.cache = self.remoteCacheURL != nil ? .remote : self.fromCache ? .local : nil
         result.resumedFrom = result.error == nil ? self.state.resumedFrom : 0
         result.downloadedBytes = self.downloadedBytes
         result.rehashedBytes = self.rehashedBytes
@@ -183,6 +186,7 @@ final class Download {
                 FetchResult.MirrorOutcome(url: self.mirrors[$0.index].redacted, outcome: $0.outcome)
             }
         }
+        if let url = self.remoteCacheURL { result.source = url }
         // A file that made no request: as if never taken (its partial, if any, is still named).
         if let stop = self.notStartedBecause {
             result.status = .skipped
@@ -263,6 +267,7 @@ final class Download {
             )
         }
         if let digest = try self.useCacheEntry() { return digest }
+        if let digest = try self.useRemoteCache() { return digest }
         try self.takeOverPartial()
 
         return try self.verifyAndCommit()

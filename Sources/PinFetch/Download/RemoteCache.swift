@@ -1,0 +1,125 @@
+@preconcurrency import Glibc
+
+extension Download {
+    /// With a SHA-256 pin and a remote cache (``FetchOptions/remoteCache``, issue 16), the blob
+    /// `<cache>/cas/<hex>` (the layout of Bazel's HTTP remote cache: nginx with WebDAV,
+    /// bazel-remote) is fetched beside the destination, hashed as it comes, and renamed onto
+    /// the destination only when it holds the pinned bytes; a local cache then keeps a copy.
+    /// A miss (`404`) says so with `-v`; a cache that is down, slow (no connection, or a silent
+    /// body, within ``FetchOptions/remoteCacheTimeout`` seconds), refuses, or holds other bytes
+    /// costs one warning; each returns `nil` and the mirrors are asked. Only
+    /// ``FetchOptions/remoteCacheHeaders`` (and a netrc entry for the cache's host) go to the
+    /// cache, never ``FetchOptions/headers``.
+    /// - Throws: a local failure (disk) or a cancellation, which end the run.
+    func useRemoteCache() throws(PinFetchError) -> [UInt8]? {
+        guard let base = self.options.remoteCache, let pin = self.pin, pin.algorithm == .sha256 else { return nil }
+        let text = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/cas/" + pin.hex
+        guard let url = try? HTTPURL(text) else { return nil }
+        let placedPath = self.sidecars.cachePlacement
+        let placed = try PartialFile(path: placedPath, fresh: true)
+        defer { try? FileSystem.remove(placedPath) }  // gone once renamed; else nothing stays behind
+        let reader = BlobReader(partial: placed, algorithm: pin.algorithm, limit: self.options.maximumFileSize) {
+            [control = self.control] in control.isCancelled
+        }
+        var request = TransferRequest(
+            url: url.text,
+            method: .get,
+            headers: ["Accept-Encoding: identity"] + self.options.remoteCacheHeaders,
+            connectTimeout: self.options.remoteCacheTimeout,
+            stallTimeout: self.options.remoteCacheTimeout
+        )
+        request.origin = url.origin
+        request.transport = self.transport
+        request.netrc = true  // its own host's entry
+        request.timeout = self.remainingTime.map { max(0.001, $0) }
+        let outcome = try self.easy.perform(request, delegate: reader)
+        if self.control.isCancelled { throw PinFetchError(.cancelled, "\(self.destination): cancelled") }
+        if let failure = reader.localFailure { throw failure }
+        let shown = "remote cache \(url.redacted)"
+        guard let status = reader.head?.status else {
+            self.warn("\(shown): \(outcome.message.isEmpty ? "no answer" : outcome.message); fetching from the mirrors")
+            return nil
+        }
+        guard status == 200 else {
+            if status == 404 {
+                self.decide("\(shown): not there")
+            } else {
+                self.warn("\(shown): HTTP \(status); fetching from the mirrors")
+            }
+            return nil
+        }
+        guard outcome.category == .ok, !reader.overLimit else {
+            let why = reader.overLimit ? "larger than --max-filesize" : outcome.message
+            self.warn("\(shown): \(why); fetching from the mirrors")
+            return nil
+        }
+        guard reader.digest.finalize() == pin.digest else {
+            self.warn("\(shown) holds other bytes than the pin: not used; fetching from the mirrors")
+            return nil
+        }
+        try placed.setMode(FileSystem.creationMode)
+        try placed.synchronize()
+        guard placed.isStill(at: placedPath) else {
+            throw PinFetchError(.fileIO, "\(placedPath) was replaced while pinfetch wrote it: nothing was renamed")
+        }
+        if self.options.remoteTime, let seconds = reader.head?.value("last-modified").flatMap({ HTTPDate.parse($0) }) {
+            try placed.setModificationTime(seconds)
+        }
+        try self.place(placedPath)
+        try self.discardPartial()  // superseded by the verified file
+        if let cache = self.cache, let warning = cache.store(from: placed, algorithm: pin.algorithm, digest: pin.digest)
+        {
+            self.warn(warning)
+        }
+        self.state.offset = reader.written
+        self.downloadedBytes += reader.written
+        self.fromCache = true
+        self.remoteCacheURL = url.redacted
+        return pin.digest
+    }
+}
+
+/// Reads a remote cache blob into a file beside the destination, hashing it as it comes.
+final class BlobReader: TransferDelegate {
+    let partial: PartialFile
+    let digest: RunningDigest
+    let limit: Int64?
+    private(set) var written: Int64 = 0
+    private(set) var overLimit = false
+    private(set) var localFailure: PinFetchError?
+    private let cancelled: @Sendable () -> Bool
+
+    init(partial: PartialFile, algorithm: HashAlgorithm, limit: Int64?, cancelled: @escaping @Sendable () -> Bool) {
+        self.partial = partial
+        self.digest = RunningDigest(algorithm: algorithm)
+        self.limit = limit
+        self.cancelled = cancelled
+    }
+
+    override func receive(head: ResponseHead) -> Bool {
+        guard head.status == 200, !head.hasContentCoding else { return false }
+        if let limit = self.limit, let length = head.contentLength, length > limit {
+            self.overLimit = true
+            return false
+        }
+        return true
+    }
+
+    override func receive(body: UnsafeRawBufferPointer) -> Bool {
+        if let limit = self.limit, self.written + Int64(body.count) > limit {
+            self.overLimit = true
+            return false
+        }
+        do throws(PinFetchError) {
+            try self.partial.write(body, at: self.written)
+        } catch {
+            self.localFailure = error
+            return false
+        }
+        self.digest.update(body)
+        self.written += Int64(body.count)
+        return true
+    }
+
+    override var isCancelled: Bool { self.cancelled() }
+}

@@ -1,0 +1,135 @@
+import Foundation
+@_spi(CLI) import PinFetch
+import Testing
+
+/// The remote cache's read path (issue 16): a pinned file comes from `<cache>/cas/<hex>` when
+/// the blob there is right; a miss, a wrong blob, or a cache that is down or slow only costs a
+/// line, and the file comes from its mirror.
+struct RemoteCacheTests {
+    static let body = Array("a pinned toolchain\n".utf8)
+
+    /// A cache server answering `/cas/<hex of body>` with `blob` (or 404 for `nil`).
+    static func cache(_ server: TestHTTPServer, blob: [UInt8]?) {
+        let hex = Fixtures.sha256(Self.body)
+        server.handler = { request, _ in
+            guard request.target == "/bazel/cas/\(hex)", let blob else { return TestResponse(status: 404) }
+            return TestResponse(status: 200, body: blob)
+        }
+    }
+
+    static func fetch(
+        _ cache: String,
+        _ origin: TestHTTPServer,
+        to output: String,
+        extra: [String] = []
+    ) async -> CLIRun {
+        await runCLI(
+            ["--json", "--retries", "0", "--remote-cache", cache, "--sha256", Fixtures.sha256(Self.body), "-o", output]
+                + extra + [origin.url("/t")]
+        )
+    }
+
+    @Test func `a hit comes from the cache: no request to the origin, and the JSON says so`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                Self.cache(cache, blob: Self.body)
+                try await withTemporaryDirectory { directory in
+                    let run = await Self.fetch(
+                        cache.baseURL + "/bazel/",
+                        origin,
+                        to: directory + "/t",
+                        extra: ["-H", "X-Origin-Token: secret", "--remote-cache-header", "Authorization: Bearer cache"]
+                    )
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(contents(directory + "/t") == Self.body)
+                    #expect(origin.requests.isEmpty)
+                    #expect(run.json["from_cache"] as? Bool == true)
+                    #expect(run.string("cache") == "remote")
+                    #expect(run.string("source") == cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))"))
+                    #expect(run.string("status") == "downloaded")
+                    // Only the cache's own header goes to the cache; -H goes to the mirrors only.
+                    let asked = try #require(cache.getRequests.first)
+                    #expect(asked.header("Authorization") == "Bearer cache")
+                    #expect(asked.header("X-Origin-Token") == nil)
+                    #expect(listing(directory) == ["t"])
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ["miss", "wrong blob", "refused"])
+    func `a miss, a wrong blob or a refusal falls back to the origin, never a wrong byte`(kind: String) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                switch kind {
+                case "miss": Self.cache(cache, blob: nil)
+                case "wrong blob": Self.cache(cache, blob: Array("not the toolchain\n".utf8))
+                default: cache.handler = { _, _ in TestResponse(status: 403) }
+                }
+                try await withTemporaryDirectory { directory in
+                    let run = await Self.fetch(cache.baseURL + "/bazel", origin, to: directory + "/t")
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(contents(directory + "/t") == Self.body)
+                    #expect(origin.getRequests.count == 1)
+                    #expect(run.json["from_cache"] as? Bool == false)
+                    #expect(run.json["cache"] is NSNull)
+                    #expect(run.string("source") == origin.url("/t"))
+                    let warned = run.standardError.contains("remote cache")
+                    #expect(warned == (kind != "miss"), "\(run.standardError)")  // a miss is quiet
+                    #expect(listing(directory) == ["t"])
+                }
+            }
+        }
+    }
+
+    @Test func `a cache that is down or stalls costs at most its timeout`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Self.body)) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                var faults = TestFaults()
+                faults.stallAfterBodyBytes = 4  // headers and four bytes, then silence
+                cache.faults = faults
+                try await withTemporaryDirectory { directory in
+                    let started = ContinuousClock.now
+                    let stalled = await Self.fetch(
+                        cache.baseURL,
+                        origin,
+                        to: directory + "/t",
+                        extra: ["--remote-cache-timeout", "1"]
+                    )
+                    #expect(stalled.status == 0, "\(stalled.standardError)")
+                    #expect(contents(directory + "/t") == Self.body)
+                    #expect(ContinuousClock.now - started >= .seconds(1))  // it did wait for the stall
+                    #expect(ContinuousClock.now - started < .seconds(10))
+                    #expect(cache.getRequests.count == 1)
+                    #expect(stalled.standardError.contains("remote cache"), "\(stalled.standardError)")
+                    let closed = try Nginx.freePort()  // nothing listens there
+                    let down = await Self.fetch("http://127.0.0.1:\(closed)", origin, to: directory + "/u")
+                    #expect(down.status == 0, "\(down.standardError)")
+                    #expect(contents(directory + "/u") == Self.body)
+                }
+            }
+        }
+    }
+
+    @Test func `an unpinned file never asks the cache`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                Self.cache(cache, blob: Self.body)
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(["--remote-cache", cache.baseURL, "-o", directory + "/t", origin.url("/t")])
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(cache.requests.isEmpty)
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ["ftp://cache.example.org", "cache.example.org", "http://cache.example.org/#x"])
+    func `a remote cache that is no http URL is exit 2`(url: String) async {
+        let run = await runCLI([
+            "--remote-cache", url, "--sha256", String(repeating: "a", count: 64), "http://h.test/f",
+        ])
+        #expect(run.status == 2, "\(run.standardError)")
+        #expect(run.standardError.contains("--remote-cache"))
+    }
+}
