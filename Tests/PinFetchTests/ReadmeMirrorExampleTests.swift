@@ -42,6 +42,17 @@ struct ReadmeMirrorExampleTests {
         return (Array(Self.sums.utf8), Array(signature))
     }
 
+    /// Writes the README's script into `directory` with the servers' URLs, and returns the bash
+    /// command that runs it with the `pinfetch` under test first on the `PATH`.
+    static func installScript(in directory: String, origin: TestHTTPServer, mirror: TestHTTPServer) throws -> String {
+        let script = try Self.script()
+            .replacing("https://downloads.example.org/", with: origin.baseURL + "/")
+            .replacing("https://mirror.example.net/", with: mirror.baseURL + "/")
+        try script.write(toFile: "\(directory)/mirror.sh", atomically: true, encoding: .utf8)
+        return "cd \(directory) && mkdir -p bin && ln -sf \"$PF\" bin/pinfetch && "
+            + "PATH=\"$PWD/bin:$PATH\" PINFETCH_CACHE_DIR= sh ./mirror.sh"
+    }
+
     static func serve(_ server: TestHTTPServer, lying: Bool, signed: (sums: [UInt8], signature: [UInt8]) = ([], [])) {
         server.handler = { request, _ in
             guard request.target.hasPrefix(Self.release) else { return TestResponse(status: 404) }
@@ -66,13 +77,7 @@ struct ReadmeMirrorExampleTests {
                 try await withTemporaryDirectory { directory in
                     Self.serve(origin, lying: false, signed: try await Self.signedSums(in: directory))
                     Self.serve(mirror, lying: true)
-                    let script = try Self.script()
-                        .replacing("https://downloads.example.org/", with: origin.baseURL + "/")
-                        .replacing("https://mirror.example.net/", with: mirror.baseURL + "/")
-                    try script.write(toFile: "\(directory)/mirror.sh", atomically: true, encoding: .utf8)
-                    let run =
-                        "cd \(directory) && mkdir -p bin && ln -sf \"$PF\" bin/pinfetch && "
-                        + "PATH=\"$PWD/bin:$PATH\" PINFETCH_CACHE_DIR= sh ./mirror.sh"
+                    let run = try Self.installScript(in: directory, origin: origin, mirror: mirror)
                     let first = try await PipeTests.bash(run, in: directory)
                     #expect(first.termination == .exited(0), "\(first.transcript)")
                     for (name, body) in Self.tree {
@@ -124,13 +129,7 @@ struct ReadmeMirrorExampleTests {
                     )
                     Self.serve(origin, lying: false, signed: signed)
                     Self.serve(mirror, lying: true)
-                    let script = try Self.script()
-                        .replacing("https://downloads.example.org/", with: origin.baseURL + "/")
-                        .replacing("https://mirror.example.net/", with: mirror.baseURL + "/")
-                    try script.write(toFile: "\(directory)/mirror.sh", atomically: true, encoding: .utf8)
-                    let run =
-                        "cd \(directory) && mkdir -p bin && ln -sf \"$PF\" bin/pinfetch && "
-                        + "PATH=\"$PWD/bin:$PATH\" PINFETCH_CACHE_DIR= sh ./mirror.sh"
+                    let run = try Self.installScript(in: directory, origin: origin, mirror: mirror)
                     let result = try await PipeTests.bash(run, in: directory)
                     #expect(result.termination == .exited(9), "\(result.transcript)")
                     #expect(!FileManager.default.fileExists(atPath: "\(directory)/mirror/1.2.3/\(Self.lie)"))
