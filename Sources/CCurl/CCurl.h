@@ -31,6 +31,12 @@ static inline CURLcode ccurl_easy_setopt_write_function(CURL *handle, ccurl_data
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }
 
+/// The request body's source for an upload (`CURLOPT_UPLOAD`): fills `data` with up to
+/// `size * count` bytes and returns how many (0 at the end).
+static inline CURLcode ccurl_easy_setopt_read_function(CURL *handle, ccurl_data_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback);
+}
+
 static inline CURLcode ccurl_easy_setopt_header_function(CURL *handle, ccurl_data_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
 }

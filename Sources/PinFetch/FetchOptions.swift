@@ -15,6 +15,10 @@ public struct FetchOptions: Sendable {
     /// A Bazel-compatible remote cache (`--remote-cache`, issue 16): a pinned SHA-256 file is
     /// asked for at `<remoteCache>/cas/<hex>` first; `nil` for none.
     public var remoteCache: String?
+    /// Whether a file verified after a download from a mirror is stored in the remote cache
+    /// (`PUT <remoteCache>/cas/<hex>`, `--remote-cache-upload`); off by default, as a read-only
+    /// cache is the safe default.
+    public var remoteCacheUpload = false
     /// Header lines for the remote cache only (`--remote-cache-header`); ``headers`` never go there.
     public var remoteCacheHeaders: [String] = []
     /// Seconds the remote cache may take to connect, or stay silent mid-body, before the file is

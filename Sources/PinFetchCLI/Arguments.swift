@@ -201,6 +201,7 @@ public struct Arguments: Sendable {
                 }
                 parsed.options.segmentPieceSize = size
             case "--fail-fast": parsed.failFast = true
+            case "--remote-cache-upload": parsed.options.remoteCacheUpload = true
             case "--shard" where value == "auto": parsed.shardAutomatic = true
             case "--shard": parsed.shard = try parseShard(value)
             case "--shard-count":

@@ -104,6 +104,19 @@ final class EasyHandle: @unchecked Sendable {
             _ = ccurl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 512 * 1024)
             set(ccurl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headerList))
             if request.method == .head { set(ccurl_easy_setopt_long(raw, CURLOPT_NOBODY, 1)) }
+            if request.method == .put, let upload = request.upload {
+                set(ccurl_easy_setopt_long(raw, CURLOPT_UPLOAD, 1))
+                set(ccurl_easy_setopt_off_t(raw, CURLOPT_INFILESIZE_LARGE, curl_off_t(upload.size)))
+                set(ccurl_easy_setopt_pointer(raw, CURLOPT_READDATA, Unmanaged.passUnretained(upload).toOpaque()))
+                set(
+                    ccurl_easy_setopt_read_function(raw) { data, size, count, context in
+                        guard let data, let context else { return Int(CURL_READFUNC_ABORT) }
+                        let source = Unmanaged<UploadSource>.fromOpaque(context).takeUnretainedValue()
+                        let buffer = UnsafeMutableRawBufferPointer(start: data, count: size * count)
+                        return source.read(into: buffer) ?? Int(CURL_READFUNC_ABORT)
+                    }
+                )
+            }
             if forbidReuse { set(ccurl_easy_setopt_long(raw, CURLOPT_FORBID_REUSE, 1)) }
             if request.freshConnection { set(ccurl_easy_setopt_long(raw, CURLOPT_FRESH_CONNECT, 1)) }
             if let seconds = request.connectTimeout {

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// What one request asks of libcurl.
 struct TransferRequest {
-    enum Method { case head, get }
+    enum Method { case head, get, put }
     var url: String
     /// `scheme://host:port` of ``url``, when the caller knows it (saves parsing the URL again).
     var origin: String?
@@ -30,4 +30,37 @@ struct TransferRequest {
     /// Ask over HTTP/1.1, on a connection of its own (a segment of a file, issue 14: streams of
     /// one HTTP/2 connection would share that connection's speed limit).
     var ownConnection: Bool = false
+    /// The body of a `put`: a file read from its start (``UploadSource``).
+    var upload: UploadSource?
+}
+
+/// The bytes a `PUT` sends (a remote cache upload, issue 16): a verified file, read with
+/// `pread` by libcurl's read callback on the engine's thread. Only a file just written and
+/// synced is sent, so the reads come from the page cache.
+final class UploadSource: @unchecked Sendable {
+    let file: PartialFile
+    /// Bytes to send.
+    let size: Int64
+    /// Bytes sent so far (the engine's thread only).
+    var offset: Int64 = 0
+
+    init(file: PartialFile, size: Int64) {
+        self.file = file
+        self.size = size
+    }
+
+    /// Fills `buffer` with the next bytes; 0 at the end, `nil` when the file cannot be read.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        let want = Int(min(Int64(buffer.count), self.size - self.offset))
+        guard want > 0 else { return 0 }
+        guard
+            let got = try? self.file.read(
+                into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]),
+                at: self.offset
+            ),
+            got > 0
+        else { return nil }
+        self.offset += Int64(got)
+        return got
+    }
 }

@@ -29,6 +29,7 @@ extension Download {
         {
             self.warn(warning)
         }
+        self.uploadToRemoteCache(verified)
     }
 
     /// Renames the verified file at `path` onto the destination; a name the server chose never

@@ -12,9 +12,7 @@ extension Download {
     /// cache, never ``FetchOptions/headers``.
     /// - Throws: a local failure (disk) or a cancellation, which end the run.
     func useRemoteCache() throws(PinFetchError) -> [UInt8]? {
-        guard let base = self.options.remoteCache, let pin = self.pin, pin.algorithm == .sha256 else { return nil }
-        let text = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/cas/" + pin.hex
-        guard let url = try? HTTPURL(text) else { return nil }
+        guard let pin = self.pin, let url = self.remoteCacheBlob else { return nil }
         let placedPath = self.sidecars.cachePlacement
         let placed = try PartialFile(path: placedPath, fresh: true)
         defer { try? FileSystem.remove(placedPath) }  // gone once renamed; else nothing stays behind
@@ -76,6 +74,48 @@ extension Download {
         self.fromCache = true
         self.remoteCacheURL = url.redacted
         return pin.digest
+    }
+
+    /// The blob of the pinned file in the remote cache: `<cache>/cas/<hex>`, for a SHA-256 pin.
+    var remoteCacheBlob: HTTPURL? {
+        guard let base = self.options.remoteCache, let pin = self.pin, pin.algorithm == .sha256 else { return nil }
+        return try? HTTPURL((base.hasSuffix("/") ? String(base.dropLast()) : base) + "/cas/" + pin.hex)
+    }
+
+    /// With ``FetchOptions/remoteCacheUpload``, stores `file` (just verified after a download
+    /// from a mirror) as its blob: `PUT <cache>/cas/<hex>`. A cache that refuses (`403`), is
+    /// down or slow costs one warning; the fetch has succeeded already. The connection is
+    /// bounded by ``FetchOptions/remoteCacheTimeout``, the whole upload by that plus a second
+    /// per MiB.
+    func uploadToRemoteCache(_ file: PartialFile) {
+        guard self.options.remoteCacheUpload, let url = self.remoteCacheBlob, let size = try? file.size() else {
+            return
+        }
+        var request = TransferRequest(
+            url: url.text,
+            method: .put,
+            headers: ["Content-Type: application/octet-stream", "Expect:"] + self.options.remoteCacheHeaders,
+            connectTimeout: self.options.remoteCacheTimeout,
+            stallTimeout: nil
+        )
+        request.origin = url.origin
+        request.transport = self.transport
+        request.netrc = true
+        request.timeout = self.options.remoteCacheTimeout + Double(size) / Double(1 << 20)
+        request.upload = UploadSource(file: file, size: size)
+        let answer = TransferDelegate()
+        let shown = "remote cache \(url.redacted)"
+        guard let outcome = try? self.easy.perform(request, delegate: answer), outcome.category == .ok,
+            let status = answer.head?.status
+        else {
+            self.warn("\(shown): the upload failed; the file is in place")
+            return
+        }
+        if (200..<300).contains(status) {
+            self.decide("\(shown): uploaded (\(size) bytes)")
+        } else {
+            self.warn("\(shown): the upload was refused (HTTP \(status)); the file is in place")
+        }
     }
 }
 

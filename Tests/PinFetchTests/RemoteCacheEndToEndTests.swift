@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// The remote cache against real nginx set up as Bazel's documentation describes (`location
+/// /cache/` with `dav_methods PUT` and `create_full_put_path on`; issue 16): a miss, an upload,
+/// then a hit with no request to the origin; a corrupt blob; uploads refused.
+extension ProcessTests {
+    static let cachedTool = Self.pseudoRandomContent(300_000, seed: 1616)
+
+    /// `pinfetch` fetching `tool.bin` pinned, into `output`, with the remote cache at `cache`.
+    func fetchThroughCache(
+        _ nginx: Nginx,
+        cache: String,
+        to output: String,
+        logs: String,
+        upload: Bool = true
+    )
+        async throws -> CLIRun
+    {
+        try await self.pinfetch(
+            ["--json", "--remote-cache", nginx.url(cache), "--sha256", Fixtures.sha256(Self.cachedTool), "-o", output]
+                + (upload ? ["--remote-cache-upload"] : []) + [nginx.url("tool.bin")],
+            logs: logs
+        )
+    }
+
+    @Test func `a miss is uploaded after the download, and the next machine gets a hit without the origin`()
+        async throws
+    {
+        try await withNginx { nginx in
+            try await withTemporaryDirectory { work in
+                try nginx.serve(Self.cachedTool, as: "tool.bin")
+                let hex = Fixtures.sha256(Self.cachedTool)
+                let first = try await self.fetchThroughCache(nginx, cache: "cache", to: work + "/a", logs: work + "/1")
+                #expect(first.status == 0, EndToEndTests.explain(first, nginx))
+                #expect(first.string("cache") == nil)
+                #expect(contents(nginx.root + "/cache/cas/\(hex)") == Self.cachedTool, "uploaded: \(nginx.log)")
+                let put = nginx.requests.filter { $0.method == "PUT" }
+                #expect(put.map(\.path) == ["/cache/cas/\(hex)"] && put.allSatisfy { $0.status == 201 }, "\(nginx.log)")
+
+                let before = nginx.requests.count
+                let second = try await self.fetchThroughCache(nginx, cache: "cache", to: work + "/b", logs: work + "/2")
+                #expect(second.status == 0, EndToEndTests.explain(second, nginx))
+                #expect(contents(work + "/b") == Self.cachedTool)
+                #expect(second.string("cache") == "remote")
+                #expect(second.json["from_cache"] as? Bool == true)
+                let asked = nginx.requests.dropFirst(before)
+                #expect(asked.map(\.path) == ["/cache/cas/\(hex)"], "no request to the origin, no upload: \(nginx.log)")
+            }
+        }
+    }
+
+    @Test func `a corrupt blob is detected and the origin used; refused uploads are a warning`() async throws {
+        try await withNginx { nginx in
+            try await withTemporaryDirectory { work in
+                try nginx.serve(Self.cachedTool, as: "tool.bin")
+                let hex = Fixtures.sha256(Self.cachedTool)
+                try FileManager.default.createDirectory(
+                    atPath: nginx.root + "/cache/cas",
+                    withIntermediateDirectories: true
+                )
+                try Data("corrupt\n".utf8).write(to: URL(fileURLWithPath: nginx.root + "/cache/cas/\(hex)"))
+                let corrupt = try await self.fetchThroughCache(
+                    nginx,
+                    cache: "cache",
+                    to: work + "/a",
+                    logs: work + "/1",
+                    upload: false
+                )
+                #expect(corrupt.status == 0, EndToEndTests.explain(corrupt, nginx))
+                #expect(contents(work + "/a") == Self.cachedTool)
+                #expect(corrupt.standardError.contains("holds other bytes than the pin"), "\(corrupt.standardError)")
+                #expect(corrupt.string("source") == nginx.url("tool.bin"))
+
+                let refused = try await self.fetchThroughCache(
+                    nginx,
+                    cache: "readonly",
+                    to: work + "/b",
+                    logs: work + "/2"
+                )
+                #expect(refused.status == 0, EndToEndTests.explain(refused, nginx))
+                #expect(contents(work + "/b") == Self.cachedTool)
+                #expect(refused.standardError.contains("upload was refused (HTTP 403)"), "\(refused.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: nginx.root + "/readonly/cas/\(hex)"))
+            }
+        }
+    }
+}
