@@ -99,7 +99,8 @@ struct RemoteCacheTests {
                     #expect(stalled.status == 0, "\(stalled.standardError)")
                     #expect(contents(directory + "/t") == Self.body)
                     #expect(ContinuousClock.now - started >= .seconds(1))  // it did wait for the stall
-                    #expect(ContinuousClock.now - started < .seconds(10))
+                    // Bounded (the cache stalls for good); a loaded CI machine gets a wide margin.
+                    #expect(ContinuousClock.now - started < .seconds(30))
                     #expect(cache.getRequests.count == 1)
                     #expect(stalled.standardError.contains("remote cache"), "\(stalled.standardError)")
                     let closed = try Nginx.freePort()  // nothing listens there
