@@ -265,6 +265,9 @@ private final class Batch: Sendable {
 final class TransferControl: Sendable {
     private let cancelled = Atomic<Bool>(false)
     private let failFastCause = Mutex<PinFetchError.Code?>(nil)
+    /// Set once the remote cache was down, slow or silent: the rest of the run does not ask it
+    /// (a dead cache would otherwise cost its timeout for every file).
+    let remoteCacheOff = Atomic<Bool>(false)
     func cancel() { self.cancelled.store(true, ordering: .relaxed) }
     var isCancelled: Bool { self.cancelled.load(ordering: .relaxed) }
 

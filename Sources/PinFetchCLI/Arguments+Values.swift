@@ -8,6 +8,24 @@ extension Arguments {
     /// A remote cache's base URL (`--remote-cache`, `PINFETCH_REMOTE_CACHE`): absolute `http` or
     /// `https`, without a fragment.
     /// - Throws: ``PinFetchError/Code/usage`` otherwise, naming `source`.
+    /// A `--remote-cache-header` line: as `-H` takes it, but not one of the fields that frame
+    /// or route the request (a `Content-Length` of its own would cut an upload short, and the
+    /// rest would be read as another request).
+    static func remoteCacheHeader(_ line: String) throws(PinFetchError) -> String {
+        let header: String
+        do throws(PinFetchError) {
+            header = try Self.header(line)
+        } catch {
+            throw PinFetchError(.usage, error.message.replacing("-H", with: "--remote-cache-header"))
+        }
+        let name = header.prefix { $0 != ":" }.lowercased()
+        let framing = ["content-length", "transfer-encoding", "host", "connection", "expect", "te", "upgrade"]
+        guard !framing.contains(name) else {
+            throw PinFetchError(.usage, "--remote-cache-header: \(name) is pinfetch's to set")
+        }
+        return header
+    }
+
     static func remoteCache(_ value: String, from source: String) throws(PinFetchError) -> String {
         guard (try? validateURL(value + "/cas/0")) != nil, !value.contains("#") else {
             throw PinFetchError(.usage, "\(source) takes an http or https URL, not \(SafeFileName.quoted(value))")

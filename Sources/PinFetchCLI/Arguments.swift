@@ -139,7 +139,7 @@ public struct Arguments: Sendable {
                 parsed.options.connectTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--stall-timeout": parsed.options.stallTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--remote-cache": parsed.options.remoteCache = try Self.remoteCache(value, from: argument)
-            case "--remote-cache-header": parsed.options.remoteCacheHeaders.append(try Self.header(value))
+            case "--remote-cache-header": parsed.options.remoteCacheHeaders.append(try Self.remoteCacheHeader(value))
             case "--remote-cache-timeout":
                 parsed.options.remoteCacheTimeout = try Self.seconds(value, for: argument, positive: true)
             case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)

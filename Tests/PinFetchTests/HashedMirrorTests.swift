@@ -80,4 +80,25 @@ struct HashedMirrorTests {
         #expect(run.status == 2, "\(run.standardError)")
         #expect(run.standardError.contains("--hashed-mirror"))
     }
+
+    @Test func `-H and --user go to the file's own URLs, never to a hashed mirror`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { hashed in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body, etag: "\"o\"")) { origin in
+                Self.store(hashed, stored: nil)  // a miss: the origin is asked too
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI([
+                        "--retries", "0", "--hashed-mirror", hashed.baseURL + "/store/{algo}/{hex}", "-H",
+                        "X-Token: secret", "--user", "u:p", "--sha256", Fixtures.sha256(Self.body), "-o",
+                        directory + "/f",
+                        origin.url("/f"),
+                    ])
+                    #expect(run.status == 0, "\(run.standardError)")
+                    let asked = try #require(hashed.getRequests.first)
+                    #expect(asked.header("X-Token") == nil && asked.header("Authorization") == nil)
+                    #expect(origin.getRequests.first?.header("X-Token") == "secret")
+                    #expect(origin.getRequests.first?.header("Authorization") != nil)
+                }
+            }
+        }
+    }
 }

@@ -32,15 +32,17 @@ extension SignedChecksumFileTests {
             try await gpg(["--armor", "--export", "-o", "\(directory)/\(name).asc", user])
             try await gpg(["--export", "-o", "\(directory)/\(name).gpg", user])
         }
-        defer {
-            _ = try? ChildProcess(
-                "/usr/bin/gpgconf",
-                ["--kill", "all"],
-                logs: directory + "/gpgconf",
-                environment: ["GNUPGHOME": home]
-            )
+        // The agent gpg started goes when the test ends, waited for without blocking a thread of
+        // the test pool (a ChildProcess dropped at once would be stopped, blocking, in deinit).
+        let result: Result<Void, any Error>
+        do {
+            try await body(gpg)
+            result = .success(())
+        } catch {
+            result = .failure(error)
         }
-        try await body(gpg)
+        try await Self.tool("/usr/bin/gpgconf", ["--kill", "all"], in: directory, environment: ["GNUPGHOME": home])
+        try result.get()
     }
 
     @Test(arguments: ["clear-signed", "detached binary", "detached armoured"])

@@ -122,6 +122,10 @@ final class EasyHandle: @unchecked Sendable {
             if let seconds = request.connectTimeout {
                 set(ccurl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, seconds * 1000))))
             }
+            if let rate = request.minimumRate, let seconds = request.stallTimeout {
+                set(ccurl_easy_setopt_long(raw, CURLOPT_LOW_SPEED_LIMIT, rate))
+                set(ccurl_easy_setopt_long(raw, CURLOPT_LOW_SPEED_TIME, Int(max(1, seconds.rounded(.up)))))
+            }
             if let seconds = request.timeout {
                 set(ccurl_easy_setopt_long(raw, CURLOPT_TIMEOUT_MS, Int(max(1, seconds * 1000))))
             }

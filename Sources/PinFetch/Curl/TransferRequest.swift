@@ -18,6 +18,9 @@ struct TransferRequest {
     var transport = TransportSettings()
     /// Whether this request may take credentials from the netrc file (it is on its mirror's origin).
     var netrc = false
+    /// Bytes per second the body must average over ``stallTimeout`` seconds, or the transfer is
+    /// abandoned (`CURLOPT_LOW_SPEED_LIMIT`/`_TIME`); `nil` for no floor.
+    var minimumRate: Int?
     /// Seconds the whole request may take (`CURLOPT_TIMEOUT_MS`), or `nil` for no limit.
     var timeout: Double?
     /// Open a new connection instead of reusing one this handle keeps (`CURLOPT_FRESH_CONNECT`), e.g. to

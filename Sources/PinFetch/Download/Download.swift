@@ -71,6 +71,8 @@ final class Download {
     var fromCache = false
     /// The remote cache blob the file came from (redacted), once it did.
     var remoteCacheURL: String?
+    /// How many of ``mirrors`` are hash-addressed ones (first in the list).
+    let hashedMirrorCount: Int
     /// The `Last-Modified` of the representation this run's answers delivered, in seconds since
     /// the epoch (``FetchOptions/remoteTime``).
     var remoteModified: Int64?
@@ -129,6 +131,7 @@ final class Download {
         let hashed = job.pin.map { pin in job.hashedMirrors.map { $0.url(for: pin) } } ?? []
         for text in hashed + job.mirrors { mirrors.append(try HTTPURL(text)) }
         self.mirrors = mirrors
+        self.hashedMirrorCount = hashed.count
         self.url = mirrors[hashed.count].redacted
         self.namingDirectory = job.namingDirectory
         self.destination = job.destination

@@ -37,13 +37,16 @@ extension Download {
         let origin = self.mirrors[mirror ?? self.mirrorIndex]
         var current = origin
         var headers = headers
-        if let credentials = self.options.credentials,
+        let userHeaders = Set(self.options.headers)
+        // A hash-addressed mirror is a public store the user's tokens are not for: no -H, no -u.
+        let hashed = (mirror ?? self.mirrorIndex) < self.hashedMirrorCount
+        if hashed { headers.removeAll { userHeaders.contains($0) } }
+        if !hashed, let credentials = self.options.credentials,
             !headers.contains(where: { Self.fieldName(of: $0) == "authorization" })
         {
             headers.append("Authorization: Basic \(Data(credentials.utf8).base64EncodedString())")
         }
         if helper == nil, !self.madeRequest, let stop = self.control.notStarting { throw self.notStarted(stop) }
-        let userHeaders = Set(self.options.headers)
         var onOrigin = true
         var hops = 0
         while true {

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import Synchronization
 
 extension Download {
     /// With a SHA-256 pin and a remote cache (``FetchOptions/remoteCache``, issue 16), the blob
@@ -12,7 +13,9 @@ extension Download {
     /// cache, never ``FetchOptions/headers``.
     /// - Throws: a local failure (disk) or a cancellation, which end the run.
     func useRemoteCache() throws(PinFetchError) -> [UInt8]? {
-        guard let pin = self.pin, let url = self.remoteCacheBlob else { return nil }
+        guard let pin = self.pin, let url = self.remoteCacheBlob,
+            !self.control.remoteCacheOff.load(ordering: .relaxed)
+        else { return nil }
         let placedPath = self.sidecars.cachePlacement
         let placed = try PartialFile(path: placedPath, fresh: true)
         defer { try? FileSystem.remove(placedPath) }  // gone once renamed; else nothing stays behind
@@ -29,13 +32,21 @@ extension Download {
         request.origin = url.origin
         request.transport = self.transport
         request.netrc = true  // its own host's entry
-        request.timeout = self.remainingTime.map { max(0.001, $0) }
+        // A blob that trickles (under 16 KiB/s over the timeout) is given up, and the cache may
+        // take half of what --max-time leaves at most: the mirrors get the rest.
+        request.minimumRate = 16 << 10
+        request.timeout = self.remainingTime.map { max(0.001, $0 / 2) }
         let outcome = try self.easy.perform(request, delegate: reader)
         if self.control.isCancelled { throw PinFetchError(.cancelled, "\(self.destination): cancelled") }
         if let failure = reader.localFailure { throw failure }
         let shown = "remote cache \(url.redacted)"
+        let timeout = "\(Text.number(self.options.remoteCacheTimeout)) s (--remote-cache-timeout)"
         guard let status = reader.head?.status else {
-            self.warn("\(shown): \(outcome.message.isEmpty ? "no answer" : outcome.message); fetching from the mirrors")
+            // Down or silent: the rest of the run does not ask it again.
+            self.control.remoteCacheOff.store(true, ordering: .relaxed)
+            let why =
+                reader.stalled ? "no answer for \(timeout)" : outcome.message.isEmpty ? "no answer" : outcome.message
+            self.warn("\(shown): \(why); fetching from the mirrors, and not asking it again in this run")
             return nil
         }
         guard status == 200 else {
@@ -46,9 +57,19 @@ extension Download {
             }
             return nil
         }
-        guard outcome.category == .ok, !reader.overLimit else {
-            let why = reader.overLimit ? "larger than --max-filesize" : outcome.message
-            self.warn("\(shown): \(why); fetching from the mirrors")
+        guard outcome.category == .ok, !reader.overLimit, reader.refusal == nil else {
+            let slow = reader.refusal == nil && !reader.overLimit && (reader.stalled || outcome.code == 28)
+            let why =
+                reader.refusal
+                ?? (reader.overLimit
+                    ? "larger than --max-filesize" : slow ? "too slow or silent for \(timeout)" : outcome.message)
+            if slow {
+                // Slow or silent: the rest of the run does not ask it again.
+                self.control.remoteCacheOff.store(true, ordering: .relaxed)
+                self.warn("\(shown): \(why); fetching from the mirrors, and not asking it again in this run")
+            } else {
+                self.warn("\(shown): \(why); fetching from the mirrors")
+            }
             return nil
         }
         guard reader.digest.finalize() == pin.digest else {
@@ -76,10 +97,15 @@ extension Download {
         return pin.digest
     }
 
-    /// The blob of the pinned file in the remote cache: `<cache>/cas/<hex>`, for a SHA-256 pin.
+    /// The blob of the pinned file in the remote cache: `<cache>/cas/<hex>`, for a SHA-256 pin;
+    /// `/cas/<hex>` goes at the end of the path, before a query (a token an object store's
+    /// proxy wants stays a query).
     var remoteCacheBlob: HTTPURL? {
         guard let base = self.options.remoteCache, let pin = self.pin, pin.algorithm == .sha256 else { return nil }
-        return try? HTTPURL((base.hasSuffix("/") ? String(base.dropLast()) : base) + "/cas/" + pin.hex)
+        let query = base.firstIndex(of: "?").map { String(base[$0...]) } ?? ""
+        var path = String(base.dropLast(query.count))
+        while path.hasSuffix("/") { path.removeLast() }
+        return try? HTTPURL(path + "/cas/" + pin.hex + query)
     }
 
     /// With ``FetchOptions/remoteCacheUpload``, stores `file` (just verified after a download
@@ -126,6 +152,8 @@ final class BlobReader: TransferDelegate {
     let limit: Int64?
     private(set) var written: Int64 = 0
     private(set) var overLimit = false
+    /// Why an answer was not taken as a blob, if it was not.
+    private(set) var refusal: String?
     private(set) var localFailure: PinFetchError?
     private let cancelled: @Sendable () -> Bool
 
@@ -137,8 +165,18 @@ final class BlobReader: TransferDelegate {
     }
 
     override func receive(head: ResponseHead) -> Bool {
-        guard head.status == 200, !head.hasContentCoding else { return false }
-        if let limit = self.limit, let length = head.contentLength, length > limit {
+        guard head.status == 200 else { return false }
+        guard !head.hasContentCoding else {
+            self.refusal = "a blob with a Content-Encoding"
+            return false
+        }
+        // A content-addressed store knows its blob's size: an answer without one could run on
+        // forever (and fill the disk), so it is not taken.
+        guard let length = head.contentLength else {
+            self.refusal = "a blob without a Content-Length"
+            return false
+        }
+        if let limit = self.limit, length > limit {
             self.overLimit = true
             return false
         }
