@@ -199,6 +199,7 @@ final class AnswerReader: TransferDelegate {
             )
             self.download.state.offset += Int64(count)
             self.download.downloadedBytes += Int64(count)
+            self.download.startWriteback()
             self.received += Int64(count)
             bytes = UnsafeRawBufferPointer(rebasing: bytes[count...])
             // Made whole by the racing stream, or it is ahead: the rest of this piece would only

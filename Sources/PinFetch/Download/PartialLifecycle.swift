@@ -141,6 +141,13 @@ extension Download {
         pipeline.submit(bytes)
         self.state.offset += Int64(bytes.count)
         self.downloadedBytes += Int64(bytes.count)
+        self.startWriteback()
+    }
+
+    /// Starts the kernel's writeback of what was written up to the offset, a step at a time, so
+    /// the final `fsync` has little left to flush.
+    func startWriteback() {
+        guard let partial = self.partial else { return }
         if self.state.offset < self.writebackOffset { self.writebackOffset = 0 }  // cut back: from the start
         if self.state.offset - self.writebackOffset >= PartialFile.writebackStep {
             partial.startWriteback(from: self.writebackOffset, count: self.state.offset - self.writebackOffset)
