@@ -42,6 +42,8 @@ public struct Arguments: Sendable {
     public var contentDisposition = false
     /// `--cache-dir`, or `nil` for `$PINFETCH_CACHE_DIR` (no cache when that is unset or empty).
     public var cacheDirectory: String?
+    /// `--no-remote-cache`: no remote cache, whatever `--remote-cache` or `PINFETCH_REMOTE_CACHE` say.
+    var noRemoteCache = false
     /// `--no-cache`: no cache, whatever `--cache-dir` or `PINFETCH_CACHE_DIR` say.
     public var noCache = false
     /// `-R`/`--remote-time` (`true`) or `--no-remote-time` (`false`); `nil` means on with
@@ -214,6 +216,7 @@ public struct Arguments: Sendable {
                 guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
                 parsed.cacheDirectory = value
             case "--no-cache": parsed.noCache = true
+            case "--no-remote-cache": parsed.noRemoteCache = true
             case "-R", "--remote-time": parsed.remoteTime = true
             case "--no-remote-time": parsed.remoteTime = false
             default: throw PinFetchError(.usage, "unknown option \(argument) (see --help)")
@@ -244,7 +247,9 @@ public struct Arguments: Sendable {
             if let sawPin { throw PinFetchError(.usage, "\(sawPin) with --base-url: each entry has its own pin") }
         }
         try parsed.checkSignatureOptions()
-        if parsed.options.remoteCache == nil, let url = environment["PINFETCH_REMOTE_CACHE"], !url.isEmpty {
+        if parsed.noRemoteCache {
+            parsed.options.remoteCache = nil  // a fleet-wide PINFETCH_REMOTE_CACHE is not read either
+        } else if parsed.options.remoteCache == nil, let url = environment["PINFETCH_REMOTE_CACHE"], !url.isEmpty {
             parsed.options.remoteCache = try Self.remoteCache(url, from: "PINFETCH_REMOTE_CACHE")
         }
         try parsed.resolveAutomaticShard(environment: environment)

@@ -112,6 +112,7 @@ public enum CommandLineTool {
               --remote-cache-header 'Name: value'  for the remote cache only (-H never goes there)
               --remote-cache-timeout S  connect and stall bound for the remote cache (default 5)
               --remote-cache-upload  PUT each file verified after a download into the remote cache
+              --no-remote-cache      no remote cache, whatever --remote-cache or PINFETCH_REMOTE_CACHE say
           -R, --remote-time          set the file's mtime from Last-Modified (default with --base-url)
               --no-remote-time       keep the time of the download
               --sha256 HEX           pin a SHA-256 (64 hex digits, any case)

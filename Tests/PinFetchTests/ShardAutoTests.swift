@@ -108,3 +108,26 @@ struct ShardAutoTests {
         }
     }
 }
+
+/// `PINFETCH_REMOTE_CACHE` and `--no-remote-cache` (issue 16): a fleet-wide setting can be
+/// turned off for one command; a bad value is exit 2.
+struct RemoteCacheEnvironmentTests {
+    static let pinned = ["--sha256", String(repeating: "a", count: 64), "http://h.test/f"]
+
+    @Test func `the variable sets the cache, --remote-cache wins, --no-remote-cache turns it off`() throws {
+        let environment = ["PINFETCH_REMOTE_CACHE": "http://cache.test/"]
+        #expect(try Arguments.parse(Self.pinned, environment: environment).options.remoteCache == "http://cache.test/")
+        let given = try Arguments.parse(
+            ["--remote-cache", "http://other.test"] + Self.pinned,
+            environment: environment
+        )
+        #expect(given.options.remoteCache == "http://other.test")
+        let off = try Arguments.parse(["--no-remote-cache"] + Self.pinned, environment: environment)
+        #expect(off.options.remoteCache == nil)
+        let badButOff = ["PINFETCH_REMOTE_CACHE": "ftp://cache.test"]
+        #expect(
+            try Arguments.parse(["--no-remote-cache"] + Self.pinned, environment: badButOff).options.remoteCache == nil
+        )
+        #expect(throws: PinFetchError.self) { try Arguments.parse(Self.pinned, environment: badButOff) }
+    }
+}
