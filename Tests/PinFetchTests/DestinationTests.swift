@@ -41,7 +41,9 @@ struct DestinationTests {
 
     @Test func `a second process waits for the lock, then finds the verified file`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
-            server.faults = TestFaults(bytesPerSecond: 400_000)  // about 2.6 s for A: the checks below fit well inside
+            // About 9 s for A: the checks below fit inside even when CI's 5 GiB test holds the machine
+            // for seconds (at 2.6 s the first run could end before its `.part` was seen).
+            server.faults = TestFaults(bytesPerSecond: 120_000)
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
                 let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, server.url()]
@@ -65,7 +67,7 @@ struct DestinationTests {
 extension DestinationTests {
     @Test func `a process waiting for the lock can be cancelled`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
-            server.faults = TestFaults(bytesPerSecond: 400_000)
+            server.faults = TestFaults(bytesPerSecond: 120_000)  // as above
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
                 async let first = runCLI(Self.quiet + ["-o", output, server.url()])
@@ -139,7 +141,9 @@ extension DestinationTests {
 }
 
 /// Polls `condition` every 10 ms for up to `seconds`.
-func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async throws {
+/// Polls `condition` every 10 ms for `seconds` at most (a guard against a hang: CI runs the 5 GiB
+/// test beside these, whose fsync can hold the machine for many seconds), then throws.
+func waitUntil(seconds: Double = 60, _ condition: () -> Bool) async throws {
     let deadline = Date().addingTimeInterval(seconds)
     while !condition() {
         guard Date() < deadline else { throw CancellationError() }

@@ -48,7 +48,7 @@ struct OutsiderFindings11Tests {
                 let run = await runCLI(
                     Self.quiet + ["--max-time", "1", "--limit-rate", "20K", "-o", "\(directory)/o", server.url()]
                 )
-                #expect(ContinuousClock.now - started < .seconds(15))  // 1 MiB at 20 KiB/s is 51 s
+                #expect(ContinuousClock.now - started < .seconds(30))  // 1 MiB at 20 KiB/s is 51 s
                 #expect(run.status == 4, "\(run.standardError)")
                 #expect(run.standardError.contains("--max-time"))
             }
@@ -82,7 +82,7 @@ struct OutsiderFindings11Tests {
                 let run = await runCLI(
                     Self.quiet + ["--max-time", "0.5", "--sha256", Fixtures.sha256A, "-o", output, server.url()]
                 )
-                #expect(ContinuousClock.now - started < .seconds(15))  // a loaded 2-core CI machine, with margin
+                #expect(ContinuousClock.now - started < .seconds(30))  // a loaded 2-core CI machine, with margin
                 #expect(run.status == 4, "\(run.standardError)")
                 #expect(run.standardError.contains("--max-time"))
             }

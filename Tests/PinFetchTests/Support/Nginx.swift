@@ -191,7 +191,8 @@ final class Nginx {
                 logs: prefix + "/nginx-\(attempt)"
             )
             let nginx = Nginx(prefix: prefix, port: port, tlsPort: tlsPort, child: child)
-            let deadline = ContinuousClock.now + .seconds(10)
+            // Wide: beside CI's 5 GiB test a loaded machine can take many seconds to start it.
+            let deadline = ContinuousClock.now + .seconds(30)
             while child.isRunning, ContinuousClock.now < deadline {
                 if Self.accepts(port: port), tlsPort.map({ Self.accepts(port: $0) }) ?? true {
                     guard child.isRunning else { break }  // someone else's listener
