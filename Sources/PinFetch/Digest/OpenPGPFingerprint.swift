@@ -15,9 +15,6 @@ enum OpenPGPFingerprint {
             EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_sha1(), nil)
         }
         guard done == 1, length == 20 else { return nil }
-        return digest.map { byte in
-            let hex = String(byte, radix: 16, uppercase: true)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined()
+        return Pin.hex(digest).uppercased()
     }
 }

@@ -15,12 +15,7 @@ struct MinisignPublicKey: Hashable, Sendable {
     /// The key ID as minisign and signify print it: upper-case hex, most significant byte first.
     var keyIDText: String { Self.keyIDText(self.keyID) }
 
-    static func keyIDText(_ id: [UInt8]) -> String {
-        id.reversed().map { byte in
-            let hex = String(byte, radix: 16, uppercase: true)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined()
-    }
+    static func keyIDText(_ id: [UInt8]) -> String { Pin.hex(id.reversed()).uppercased() }
 
     /// Whether `bytes` look like a minisign or signify key file (an `untrusted comment:` line, or
     /// one line of base64 beginning with `RW`, which is `Ed` encoded).
