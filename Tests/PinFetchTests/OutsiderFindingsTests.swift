@@ -88,7 +88,7 @@ struct OutsiderFindingsTests {
                 let run = Task {
                     await runCLI(Self.quiet + ["--content-disposition", "-P", directory, server.url()])
                 }
-                let deadline = ContinuousClock.now + .seconds(10)
+                let deadline = ContinuousClock.now + .seconds(30)
                 while !FileSystem.exists("\(directory)/victim.txt.part"), ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(10))
                 }
@@ -224,7 +224,7 @@ struct OutsiderFindingsTests {
                 options.retries = 0
                 options.lightCheckpointPeriod = 0.05
                 let fetch = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
-                let deadline = ContinuousClock.now + .seconds(10)
+                let deadline = ContinuousClock.now + .seconds(30)
                 while !FileSystem.exists(output + ".part"), ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(5))
                 }

@@ -252,7 +252,7 @@ struct ProcessTests {
                 // A's first (light) checkpoint comes half a second into its body: kill A after it,
                 // and let B go at full speed. B may be done a few milliseconds after the kill, so
                 // A's checkpoint is read just before it: B resumes there or a little later.
-                let deadline = ContinuousClock.now + .seconds(10)
+                let deadline = ContinuousClock.now + .seconds(30)
                 while !FileManager.default.fileExists(atPath: partial + ".state"), first.isRunning,
                     ContinuousClock.now < deadline
                 {
