@@ -1,7 +1,8 @@
 @_spi(CLI) import PinFetch
 
 /// `pinfetch gc [DIR ...] [--older-than DURATION]`: removes abandoned partials (a `.part` with
-/// pinfetch's `.part.state` beside it) not touched for DURATION (default 7 days), never one
+/// pinfetch's `.part.state` beside it, a `.part.cache` beside the `.part.lock` of a killed run)
+/// not touched for DURATION (default 7 days), never one
 /// whose download is running (``PartialCollector``). `pinfetch gc --cache-dir DIR --max-size SIZE`
 /// bounds a cache: the least recently used entries go (``CacheCollector``).
 enum GarbageCommand {
@@ -9,7 +10,8 @@ enum GarbageCommand {
         usage: pinfetch gc [DIR ...] [--older-than DURATION]
                pinfetch gc --cache-dir DIR [--max-size SIZE] [--older-than DURATION] [DIR ...]
           Removes partials pinfetch left under each DIR (default . when no cache is named), with
-          their checkpoints, when untouched for DURATION: a number and s, m, h or d (default 7d).
+          their checkpoints, and the .part.cache files of killed runs, when untouched for
+          DURATION: a number and s, m, h or d (default 7d).
           Never any other file, never one whose download is running.
           With --cache-dir (or PINFETCH_CACHE_DIR with --max-size), evicts the cache's least
           recently used entries until they take at most SIZE bytes (K, M, G: KiB, MiB, GiB; 0

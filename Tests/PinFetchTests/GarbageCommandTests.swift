@@ -108,6 +108,36 @@ struct GarbageCommandTests {
         }
     }
 
+    @Test func `a placement a killed run left beside its lock goes; one without a lock, recent or in use stays`()
+        async throws
+    {
+        try await withTemporaryDirectory { directory in
+            let blob = [UInt8](repeating: 9, count: 3000)
+            try Self.write(blob, to: "\(directory)/killed.bin.part.cache", age: Self.week)
+            try Self.write([], to: "\(directory)/killed.bin.part.lock", age: Self.week)
+            try Self.abandon("both", in: directory)  // a partial with its checkpoint, and a placement
+            try Self.write(blob, to: "\(directory)/both.part.cache", age: Self.week)
+            try Self.write(blob, to: "\(directory)/lockless.part.cache", age: Self.week)  // not provably ours
+            try Self.write(blob, to: "\(directory)/recent.part.cache")
+            try Self.write([], to: "\(directory)/recent.part.lock", age: Self.week)
+            try Self.write(blob, to: "\(directory)/busy.part.cache", age: Self.week)
+            let lock = try DestinationLock(path: "\(directory)/busy.part.lock", timeout: 0)
+            defer { lock.release() }
+
+            let run = await runCLI(["gc", directory, "--older-than", "7d"])
+            #expect(run.status == 0, "\(run.standardError)")
+            #expect(
+                run.standardOutput
+                    == "removed \(directory)/both.part (3.0 KiB)\nremoved \(directory)/killed.bin.part.cache (2.9 KiB)\n"
+            )
+            #expect(
+                listing(directory) == [
+                    "busy.part.cache", "busy.part.lock", "lockless.part.cache", "recent.part.cache", "recent.part.lock",
+                ]
+            )
+        }
+    }
+
     @Test func `a lock that is a symbolic link or a FIFO is left alone, with its partial`() async throws {
         try await withTemporaryDirectory { directory in
             let outside = try EndToEndTests.makeDirectory(directory + "/outside")

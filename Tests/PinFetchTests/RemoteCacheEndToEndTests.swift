@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 import Testing
 
 /// The remote cache against real nginx set up as Bazel's documentation describes (`location
@@ -82,6 +83,37 @@ extension ProcessTests {
                 #expect(contents(work + "/b") == Self.cachedTool)
                 #expect(refused.standardError.contains("upload was refused (HTTP 403)"), "\(refused.standardError)")
                 #expect(!FileManager.default.fileExists(atPath: nginx.root + "/readonly/cas/\(hex)"))
+            }
+        }
+    }
+
+    @Test func `a run killed while a blob comes in leaves its placement, and gc removes it`() async throws {
+        try await withNginx { nginx in
+            try await withTemporaryDirectory { work in
+                let hex = Fixtures.sha256(Self.cachedTool)
+                try FileManager.default.createDirectory(
+                    atPath: nginx.root + "/cache/cas",
+                    withIntermediateDirectories: true
+                )
+                try Data(Self.cachedTool).write(to: URL(fileURLWithPath: nginx.root + "/cache/cas/\(hex)"))
+                let downloads = try EndToEndTests.makeDirectory(work + "/downloads")
+                let placement = downloads + "/a.part.cache"
+                // /slow/ sends the blob at 200 KiB/s: the run is killed while it comes in.
+                let run = try self.startPinfetch(
+                    ["--remote-cache", nginx.slowURL("cache"), "--remote-cache-timeout", "30"]
+                        + ["--sha256", hex, "-o", downloads + "/a", nginx.url("tool.bin")],
+                    logs: work + "/1"
+                )
+                defer { run.stop() }
+                try await Self.waitUntil("a blob coming in", run) { (Self.fileSize(placement) ?? 0) > 0 }
+                run.signal(SIGKILL)
+                _ = try await run.wait(timeout: .seconds(20))
+                #expect(listing(downloads) == ["a.part.cache", "a.part.lock"])
+
+                let gc = await runCLI(["gc", downloads, "--older-than", "0s"])
+                #expect(gc.status == 0, "\(gc.standardError)")
+                #expect(gc.standardOutput.hasPrefix("removed \(placement) ("), "\(gc.standardOutput)")
+                #expect(listing(downloads).isEmpty)
             }
         }
     }

@@ -14,10 +14,12 @@ import FoundationEssentials
 /// pinfetch left behind and that nobody touched for a while, and removes them with their sidecars.
 ///
 /// A candidate is a `<dest>.part.state` with a slot that starts with pinfetch's checkpoint magic; its
-/// `<dest>.part` (if any) goes with it. Nothing else is ever removed. A partial is taken only
-/// when both files are older than the limit (modification time) and its lock can be taken at
-/// once: a download in progress holds it (``DestinationLock``), and one that starts meanwhile
-/// waits, then finds no partial.
+/// `<dest>.part` (if any) goes with it. A `<dest>.part.cache` (a cache entry or remote-cache blob
+/// being placed) goes too, and is a candidate of its own when the `<dest>.part.lock` of the run
+/// that wrote it is still there: a run removes both as it ends, so only a killed one leaves
+/// them. Nothing else is ever removed. A candidate is taken only when all its files are older
+/// than the limit (modification time) and its lock can be taken at once: a download in progress
+/// holds it (``DestinationLock``), and one that starts meanwhile waits, then finds nothing.
 @_spi(CLI) public enum PartialCollector {
     /// Removes the abandoned partials under `directories` (recursively; symbolic links are not
     /// followed), those not modified for `age` seconds.
@@ -49,17 +51,18 @@ import FoundationEssentials
         }
         var removed: [RemovedPartial] = []
         for directory in directories {
-            for state in Self.checkpoints(under: directory) {
-                if let partial = try Self.collect(state, olderThan: age, now: now) { removed.append(partial) }
+            for destination in Self.leftovers(under: directory) {
+                if let partial = try Self.collect(destination, olderThan: age, now: now) { removed.append(partial) }
             }
         }
         return removed
     }
 
-    /// The `.part.state` files under `directory` that carry pinfetch's checkpoint magic: a walk
-    /// of the tree that never follows a symbolic link.
-    private static func checkpoints(under directory: String) -> [String] {
-        var found: [String] = []
+    /// The destinations under `directory` that pinfetch left files for: a `.part.state` that
+    /// carries pinfetch's checkpoint magic, or a `.part.cache` beside a `.part.lock` that is a
+    /// plain file. A walk of the tree that never follows a symbolic link.
+    private static func leftovers(under directory: String) -> [String] {
+        var found: Set<String> = []
         var pending = [directory]
         while let folder = pending.popLast() {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
@@ -74,7 +77,12 @@ import FoundationEssentials
                     guard let head = FileSystem.readSmallFile(path, limit: CheckpointFile.maximumSize),
                         CheckpointSlots.looksLikeStateFile(head)
                     else { continue }
-                    found.append(path)
+                    found.insert(String(path.dropLast(".part.state".count)))
+                case S_IFREG where name.hasSuffix(".part.cache") && name != ".part.cache":
+                    let destination = String(path.dropLast(".part.cache".count))
+                    guard FileSystem.isRegularFile(Sidecars(destination: destination).lock, followingLinks: false)
+                    else { continue }
+                    found.insert(destination)
                 default:
                     continue
                 }
@@ -83,35 +91,53 @@ import FoundationEssentials
         return found.sorted()
     }
 
-    /// Removes one partial when it is old enough and unlocked; `nil` when it stays.
+    /// Removes what a run left for `destination` when it is old enough and unlocked; `nil` when
+    /// it stays.
     private static func collect(
-        _ state: String,
+        _ destination: String,
         olderThan age: Double,
         now: Date
     ) throws(PinFetchError)
         -> RemovedPartial?
     {
-        let sidecars = Sidecars(destination: String(state.dropLast(".part.state".count)))
+        let sidecars = Sidecars(destination: destination)
         // A lock that is not a plain file (a symbolic link, a FIFO) is not pinfetch's: leave it all.
         if let type = (try? FileManager.default.attributesOfItem(atPath: sidecars.lock))?[.type] as? FileAttributeType,
             type != .typeRegular
         {
             return nil
         }
-        // The lock first, then the ages: a download that ran meanwhile has touched its files.
-        guard let lock = try? DestinationLock(path: sidecars.lock, timeout: 0) else { return nil }  // in use
+        // Old enough before the lock is taken (a recent one, or its lock, is not touched at all),
+        // and again once it is held: a download that ran meanwhile has touched its files.
+        guard Self.abandoned(sidecars, olderThan: age, now: now) != nil,
+            let lock = try? DestinationLock(path: sidecars.lock, timeout: 0)  // else in use
+        else { return nil }
         defer { lock.release() }
+        guard let (present, bytes) = Self.abandoned(sidecars, olderThan: age, now: now) else { return nil }
+        for path in present { try FileSystem.removeRegularFile(path) }
+        return RemovedPartial(path: present[0], bytes: bytes)
+    }
+
+    /// The files of `sidecars` a killed run left, with their bytes, when there is one and each is a
+    /// regular file not modified for `age` seconds; else `nil`. A `.part` is pinfetch's only with
+    /// its checkpoint beside it.
+    private static func abandoned(
+        _ sidecars: Sidecars,
+        olderThan age: Double,
+        now: Date
+    ) -> (paths: [String], bytes: Int64)? {
+        let hasCheckpoint = FileSystem.isRegularFile(sidecars.checkpoint, followingLinks: false)
+        let candidates = (hasCheckpoint ? [sidecars.partial, sidecars.checkpoint] : []) + [sidecars.cachePlacement]
         var bytes: Int64 = 0
-        for path in [sidecars.partial, sidecars.checkpoint] {
+        var present: [String] = []
+        for path in candidates {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { continue }
             guard attributes[.type] as? FileAttributeType == .typeRegular else { return nil }
             let modified = (attributes[.modificationDate] as? Date) ?? now
             guard now.timeIntervalSince(modified) >= age else { return nil }
             bytes += (attributes[.size] as? Int64) ?? 0
+            present.append(path)
         }
-        let hadPartial = FileSystem.exists(sidecars.partial)
-        try FileSystem.remove(sidecars.partial)
-        try FileSystem.removeRegularFile(sidecars.checkpoint)
-        return RemovedPartial(path: hadPartial ? sidecars.partial : sidecars.checkpoint, bytes: bytes)
+        return present.isEmpty ? nil : (present, bytes)
     }
 }
