@@ -29,6 +29,13 @@ struct RemoteCacheTests {
         )
     }
 
+    /// The JSON line's `mirrors`, as `"URL outcome"`.
+    static func mirrors(_ run: CLIRun) -> [String] {
+        (run.json["mirrors"] as? [[String: Any]] ?? []).map {
+            "\($0["url"] as? String ?? "?") \($0["outcome"] as? String ?? "?")"
+        }
+    }
+
     @Test func `a hit comes from the cache: no request to the origin, and the JSON says so`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { cache in
             try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
@@ -47,6 +54,8 @@ struct RemoteCacheTests {
                     #expect(run.string("cache") == "remote")
                     #expect(run.string("source") == cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))"))
                     #expect(run.string("status") == "downloaded")
+                    #expect(Self.mirrors(run) == ["\(run.string("source") ?? "") ok"])
+                    #expect(run.int("downloaded_bytes") == Self.body.count)
                     // Only the cache's own header goes to the cache; -H goes to the mirrors only.
                     let asked = try #require(cache.getRequests.first)
                     #expect(asked.header("Authorization") == "Bearer cache")
@@ -76,6 +85,14 @@ struct RemoteCacheTests {
                     #expect(run.string("source") == origin.url("/t"))
                     let warned = run.standardError.contains("remote cache")
                     #expect(warned == (kind != "miss"), "\(run.standardError)")  // a miss is quiet
+                    // What the cache sent is reported too: listed before the origin, and counted.
+                    let blob = cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))")
+                    let outcomes = [
+                        "miss": [], "wrong blob": ["\(blob) mismatch"], "refused": ["\(blob) serverResponse"],
+                    ]
+                    #expect(Self.mirrors(run) == outcomes[kind]! + ["\(origin.url("/t")) ok"])
+                    let wrong = kind == "wrong blob" ? "not the toolchain\n".utf8.count : 0
+                    #expect(run.int("downloaded_bytes") == Self.body.count + wrong)
                     #expect(listing(directory) == ["t"])
                 }
             }

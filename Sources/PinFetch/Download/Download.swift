@@ -71,6 +71,9 @@ final class Download {
     var fromCache = false
     /// The remote cache blob the file came from (redacted), once it did.
     var remoteCacheURL: String?
+    /// How asking the remote cache ended, when it answered anything but a miss: listed first in
+    /// `--json` `mirrors` (`ok`, `mismatch`, or the kind of failure).
+    var remoteCacheOutcome: FetchResult.MirrorOutcome?
     /// How many of ``mirrors`` are hash-addressed ones (first in the list).
     let hashedMirrorCount: Int
     /// The `Last-Modified` of the representation this run's answers delivered, in seconds since
@@ -190,6 +193,7 @@ final class Download {
             }
         }
         if let url = self.remoteCacheURL { result.source = url }
+        if let asked = self.remoteCacheOutcome { result.mirrors.insert(asked, at: 0) }
         // A file that made no request: as if never taken (its partial, if any, is still named).
         if let stop = self.notStartedBecause {
             result.status = .skipped

@@ -10,7 +10,8 @@ extension Download {
     /// body, within ``FetchOptions/remoteCacheTimeout`` seconds), refuses, or holds other bytes
     /// costs one warning; each returns `nil` and the mirrors are asked. Only
     /// ``FetchOptions/remoteCacheHeaders`` (and a netrc entry for the cache's host) go to the
-    /// cache, never ``FetchOptions/headers``.
+    /// cache, never ``FetchOptions/headers``. Every answer but a miss is listed first in `--json`
+    /// `mirrors` (``remoteCacheOutcome``), and the body bytes it sent count as downloaded.
     /// - Throws: a local failure (disk) or a cancellation, which end the run.
     func useRemoteCache() throws(PinFetchError) -> [UInt8]? {
         guard let pin = self.pin, let url = self.remoteCacheBlob,
@@ -37,13 +38,18 @@ extension Download {
         request.minimumRate = 16 << 10
         request.timeout = self.remainingTime.map { max(0.001, $0 / 2) }
         let outcome = try self.easy.perform(request, delegate: reader)
+        self.downloadedBytes += reader.written
         if self.control.isCancelled { throw PinFetchError(.cancelled, "\(self.destination): cancelled") }
         if let failure = reader.localFailure { throw failure }
         let shown = "remote cache \(url.redacted)"
+        let tried = { (outcome: String) in
+            self.remoteCacheOutcome = FetchResult.MirrorOutcome(url: url.redacted, outcome: outcome)
+        }
         let timeout = "\(Text.number(self.options.remoteCacheTimeout)) s (--remote-cache-timeout)"
         guard let status = reader.head?.status else {
             // Down or silent: the rest of the run does not ask it again.
             self.control.remoteCacheOff.store(true, ordering: .relaxed)
+            tried(PinFetchError.Code.network.description)
             let why =
                 reader.stalled ? "no answer for \(timeout)" : outcome.message.isEmpty ? "no answer" : outcome.message
             self.warn("\(shown): \(why); fetching from the mirrors, and not asking it again in this run")
@@ -53,6 +59,7 @@ extension Download {
             if status == 404 {
                 self.decide("\(shown): not there")
             } else {
+                tried(PinFetchError.Code.serverResponse.description)
                 self.warn("\(shown): HTTP \(status); fetching from the mirrors")
             }
             return nil
@@ -63,6 +70,7 @@ extension Download {
                 reader.refusal
                 ?? (reader.overLimit
                     ? "larger than --max-filesize" : slow ? "too slow or silent for \(timeout)" : outcome.message)
+            tried((slow ? PinFetchError.Code.network : .protocolViolation).description)
             if slow {
                 // Slow or silent: the rest of the run does not ask it again.
                 self.control.remoteCacheOff.store(true, ordering: .relaxed)
@@ -73,6 +81,7 @@ extension Download {
             return nil
         }
         guard reader.digest.finalize() == pin.digest else {
+            tried("mismatch")
             self.warn("\(shown) holds other bytes than the pin: not used; fetching from the mirrors")
             return nil
         }
@@ -91,7 +100,7 @@ extension Download {
             self.warn(warning)
         }
         self.state.offset = reader.written
-        self.downloadedBytes += reader.written
+        tried("ok")
         self.fromCache = true
         self.remoteCacheURL = url.redacted
         return pin.digest
