@@ -8,66 +8,6 @@ import Synchronization
 /// turns the outcome into an exit status (DESIGN.md). Output goes through injected writers so
 /// tests can read it.
 public enum CommandLineTool {
-    /// Where the command writes: standard output and standard error, and what stderr can show.
-    public struct Output: Sendable {
-        /// Writes all of the bytes, returning 0, or the `errno` that stopped it (`EPIPE`).
-        public typealias BinaryWriter = @Sendable (UnsafeRawBufferPointer) -> Int32
-
-        public var standardOutput: @Sendable (String) -> Void
-        public var standardError: @Sendable (String) -> Void
-        /// Standard error's capabilities as a terminal, or `nil` for a log (sparse progress lines).
-        public var terminal: TerminalCapabilities?
-        /// The verified bytes of `-o -`.
-        public var standardOutputBytes: BinaryWriter
-
-        public init(
-            standardOutput: @escaping @Sendable (String) -> Void,
-            standardError: @escaping @Sendable (String) -> Void,
-            terminal: TerminalCapabilities?,
-            standardOutputBytes: @escaping BinaryWriter = Output.writeAll(to: 1)
-        ) {
-            self.standardOutput = standardOutput
-            self.standardError = standardError
-            self.terminal = terminal
-            self.standardOutputBytes = standardOutputBytes
-        }
-
-        /// The process's own stdout and stderr, written with `write(2)`: a closed pipe or
-        /// descriptor loses the text (nobody reads it) but never stops the run (`FileHandle`
-        /// traps on `EPIPE`).
-        public static var process: Output {
-            let out = Self.writeAll(to: 1)
-            let err = Self.writeAll(to: 2)
-            return Output(
-                standardOutput: { text in Self.send(text, with: out) },
-                standardError: { text in Self.send(text, with: err) },
-                terminal: TerminalCapabilities.standardError(environment: ProcessInfo.processInfo.environment)
-            )
-        }
-
-        private static func send(_ text: String, with writer: BinaryWriter) {
-            var text = text
-            _ = text.withUTF8 { writer(UnsafeRawBufferPointer($0)) }
-        }
-
-        /// `write(2)` to `descriptor` until all bytes are out (`SIGPIPE` must be ignored, as
-        /// `main` does, for `EPIPE` to come back instead).
-        public static func writeAll(to descriptor: Int32) -> BinaryWriter {
-            { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if count < 0 {
-                        if errno == EINTR { continue }
-                        return errno
-                    }
-                    offset += count
-                }
-                return 0
-            }
-        }
-    }
-
     public static let usage = """
         Usage: pinfetch [options] URL [MIRROR-URL ...]
                pinfetch [options] -i MANIFEST
@@ -155,8 +95,19 @@ public enum CommandLineTool {
     /// Runs the command with `arguments` (without the program name) and returns its exit status.
     /// SIGHUP, SIGINT and SIGTERM cancel the fetch; a checkpoint is kept and the status is
     /// 129 / 130 / 143.
-    /// With many files the status is the most serious of theirs (``severity(of:)``).
+    /// With many files the status is the most serious of theirs (``severity(of:)``). What was
+    /// printed on standard output (`--json`, `--dry-run`, `gc`) but could not be written there
+    /// (a reader that closed the pipe, a full disk) makes it at least 3, as curl's 23 does.
     public static func run(_ arguments: [String], output: Output = .process) async -> Int32 {
+        let status = await Self.execute(arguments, output: output)
+        guard let code = output.standardOutputFailure() else { return status }
+        let why = code == EPIPE ? "the reader closed the pipe" : String(cString: strerror(code))
+        output.standardError("pinfetch: standard output did not take what was printed there: \(why)\n")
+        let failed = PinFetchError.Code.fileIO.exitStatus
+        return Self.severity(of: status) < Self.severity(of: failed) ? failed : status
+    }
+
+    private static func execute(_ arguments: [String], output: Output) async -> Int32 {
         if arguments.first == "gc" { return GarbageCommand.run(Array(arguments.dropFirst()), output: output) }
         var parsed: Arguments
         do throws(PinFetchError) {

@@ -65,6 +65,44 @@ struct PipeTests {
         }
     }
 
+    /// `--json` lines that standard output does not take (a full device; a reader gone before
+    /// the line came) are reported, with exit 3; the file itself is in place all the same.
+    @Test(arguments: ["> /dev/full", "| true"])
+    func `--json into a standard output that fails is exit 3, with the file in place`(sink: String) async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                // `true` is gone well before pinfetch, started 0.3 s later, has a line to write.
+                let command =
+                    "\"$PF\" -q --no-cache --json --sha256 \(Fixtures.sha256A) -o \(directory)/out \(server.url())"
+                let child = try await Self.bash(
+                    sink == "| true"
+                        ? "{ sleep 0.3; \(command); echo \"$?\" > \(directory)/status; } | true"
+                        : "\(command) \(sink); echo \"$?\" > \(directory)/status",
+                    in: directory
+                )
+                #expect(contents("\(directory)/status") == Array("3\n".utf8), "\(child.transcript)")
+                let why = sink == "| true" ? "the reader closed the pipe" : "No space left on device"
+                #expect(child.standardError.contains("standard output did not take"), "\(child.transcript)")
+                #expect(child.standardError.contains(why), "\(child.transcript)")
+                #expect(contents("\(directory)/out") == Fixtures.a)
+            }
+        }
+    }
+
+    @Test func `a failed file stays worse than a standard output that failed`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let child = try await Self.bash(
+                    "\"$PF\" -q --no-cache --json --retries 0 --sha256 \(Fixtures.sha256B) -o \(directory)/out "
+                        + "\(server.url()) > /dev/full; echo \"$?\" > \(directory)/status",
+                    in: directory
+                )
+                #expect(contents("\(directory)/status") == Array("9\n".utf8), "\(child.transcript)")
+                #expect(child.standardError.contains("standard output did not take"), "\(child.transcript)")
+            }
+        }
+    }
+
     @Test(arguments: ["-", "/dev/stdin"])
     func `-i reads the manifest from standard input`(input: String) async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
