@@ -189,7 +189,13 @@ private final class Batch: Sendable {
                 // A file not taken still names the partial an earlier run left for it.
                 if job.namingDirectory == nil { result.partial = .found(for: job.destination) }
             } else {
-                result = self.fetch(job, easy: &easy)
+                let sibling = self.sibling(of: index)
+                if sibling.waited, let stop = self.control.notStarting {
+                    result = .skipped(job, cause: stop.cause, reason: stop.reason)
+                    if job.namingDirectory == nil { result.partial = .found(for: job.destination) }
+                } else {
+                    result = self.fetch(job, easy: &easy, sibling: sibling.path)
+                }
             }
             self.finish(index, result)
             easy?.acknowledge()  // after a failure's stop (fail-fast): its connection goes to no new file
@@ -205,7 +211,27 @@ private final class Batch: Sendable {
         self.state.withLock { $0.done }?(results)
     }
 
-    private func fetch(_ job: FetchJob, easy: inout EasyHandle?) -> FetchResult {
+    /// For a pinned entry, the earliest entry before it with the same pin (and another
+    /// destination): waits until that one ended, and gives its file when it was verified, so this
+    /// entry is a copy of it rather than a second download of the same bytes. `waited` says
+    /// whether there was one to wait for (a stop may have come meanwhile).
+    private func sibling(of index: Int) -> (path: String?, waited: Bool) {
+        let job = self.jobs[index]
+        guard let pin = job.pin,
+            let first = self.jobs[..<index].firstIndex(where: { $0.pin == pin && $0.destination != job.destination })
+        else { return (nil, false) }
+        while true {
+            let ended = self.state.withLock { $0.results[first] }
+            if let ended {
+                let verified = ended.error == nil && ended.status != .skipped && ended.status != .failed
+                return (verified && ended.path != job.destination ? ended.path : nil, true)
+            }
+            if self.control.isCancelled || self.control.notStarting != nil { return (nil, true) }
+            usleep(20_000)
+        }
+    }
+
+    private func fetch(_ job: FetchJob, easy: inout EasyHandle?, sibling: String?) -> FetchResult {
         do throws(PinFetchError) {
             if easy == nil { easy = try EasyHandle(engine: try self.engine.get()) }
             let handle = easy!
@@ -217,6 +243,7 @@ private final class Batch: Sendable {
                 transport: try self.transport.get(),
                 claims: self.claims
             )
+            download.sibling = sibling
             return download.execute()
         } catch {
             return .failed(

@@ -111,7 +111,8 @@ struct OutsiderFindings11Tests {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             server.faults = TestFaults(bytesPerSecond: 2_000_000)
             try await withTemporaryDirectory { directory in
-                let manifest = (1...3).map { "\(server.url()) sha256:\(Fixtures.sha256A) f\($0)" }.joined(
+                // Unpinned: pinned the same, the second and third would be quick copies of the first.
+                let manifest = (1...3).map { "\(server.url()) f\($0)" }.joined(
                     separator: "\n"
                 )
                 try manifest.write(toFile: "\(directory)/m", atomically: true, encoding: .utf8)

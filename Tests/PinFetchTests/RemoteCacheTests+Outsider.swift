@@ -64,8 +64,14 @@ extension RemoteCacheTests {
         var faults = TestFaults()
         faults.stallAfterBodyBytes = 0
         try await Self.withHostileCache(faults) { cache, origin in
+            // Four files of their own (four pinned the same would be one download and three copies).
+            origin.handler = { request, _ in
+                TestResponse(status: 200, body: ManifestFetchTests.body(Int(request.target.dropFirst(2)) ?? 0))
+            }
             try await withTemporaryDirectory { directory in
-                let lines = (0..<4).map { "\(origin.url("/f\($0)")) sha256:\(Fixtures.sha256(Self.body)) f\($0)" }
+                let lines = (0..<4).map {
+                    "\(origin.url("/f\($0)")) sha256:\(Fixtures.sha256(ManifestFetchTests.body($0))) f\($0)"
+                }
                 try (lines.joined(separator: "\n") + "\n").write(
                     toFile: directory + "/list",
                     atomically: true,

@@ -90,34 +90,12 @@ extension Download {
         if let limit = self.options.maximumFileSize, let size = try? entry.size(), size > limit {
             return nil  // the download decides: the file may be that large (exit 7), or the entry wrong
         }
-        let placedPath = self.sidecars.cachePlacement
-        let placed = try PartialFile(path: placedPath, fresh: true)
-        defer { try? FileSystem.remove(placedPath) }  // gone once renamed; else nothing stays behind
-        do throws(PinFetchError) {
-            _ = try FileCopy.copy(from: entry, to: placed, clone: cache.clone) {
-                self.control.isCancelled || self.pastDeadline
-            }
-        } catch {
-            if error.code == .cancelled { throw error }
-            self.warn("cannot copy cache entry \(entry.path): \(error.message)")
-            return nil
-        }
-        let size = try placed.size()
-        let digest = RunningDigest(algorithm: pin.algorithm)
-        try self.rehash(placed, upTo: size, into: digest)  // the copy's own bytes
-        guard digest.finalize() == pin.digest else {
-            cache.remove(entry)  // the placement goes with the defer above
+        let placed = try self.placeCopy(of: entry, pin: pin, clone: cache.clone, named: "cache entry") {
+            cache.remove(entry)  // the placement goes with it
             self.warn("cache entry \(entry.path) did not hold the pinned bytes: removed")
-            return nil
         }
+        guard let size = placed else { return nil }
         try? entry.touch()  // recently used: `pinfetch gc --max-size` evicts the least recently used
-        try placed.setMode(FileSystem.creationMode)
-        try placed.synchronize()
-        guard placed.isStill(at: placedPath) else {
-            throw PinFetchError(.fileIO, "\(placedPath) was replaced while pinfetch hashed it: nothing was renamed")
-        }
-        try self.place(placedPath)
-        try self.discardPartial()  // superseded by the verified file
         self.state.offset = size
         self.alreadyComplete = true
         self.fromCache = true

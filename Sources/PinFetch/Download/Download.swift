@@ -2,7 +2,8 @@ import FoundationEssentials
 @preconcurrency import Glibc
 
 /// One fetch of one file to one destination, on one thread, in the order it happens
-/// (DESIGN.md): name → lock → already there? → cache → probe → resume decision → attempts
+/// (DESIGN.md): name → lock → already there? → cache (local, a file of the batch pinned the
+/// same, remote) → probe → resume decision → attempts
 /// (``AnswerDecision`` for each answer, ``RetryPolicy`` between them) → verify → commit.
 ///
 /// The decisions are pure values elsewhere; this type executes them. Its extensions, one file
@@ -115,6 +116,9 @@ final class Download {
     var heldLock = false
     /// Why the file was not started, once it stopped for that.
     var notStartedBecause: (cause: PinFetchError.Code, reason: String)?
+    /// A file an earlier entry of the batch verified against the same pin: copied rather than
+    /// downloaded again (``useSibling()``).
+    var sibling: String?
 
     /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
     var maximumRestarts: Int { self.options.retries + 2 }
@@ -274,6 +278,7 @@ final class Download {
             )
         }
         if let digest = try self.useCacheEntry() { return digest }
+        if let digest = try self.useSibling() { return digest }
         if let digest = try self.useRemoteCache() { return digest }
         try self.takeOverPartial()
 

@@ -1,0 +1,106 @@
+import Foundation
+@_spi(CLI) import PinFetch
+import Synchronization
+import Testing
+
+/// Entries of one batch pinned the same (a release's `latest` alias, one toolchain for several
+/// targets): the first is downloaded, the others are copies of it checked against the pin, with
+/// no second request for the same bytes.
+struct BatchSiblingTests {
+    @Test(arguments: [1, 4])
+    func `entries pinned the same are downloaded once and copied`(jobs: Int) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                let pin = "sha256:\(Fixtures.sha256(ManifestFetchTests.body(1)))"
+                let lines = [
+                    "\(server.url("/f1")) \(pin) tool-latest",
+                    "\(server.url("/f2")) sha256:"
+                        + Fixtures.sha256(ManifestFetchTests.body(2)) + " other",
+                    "\(server.url("/f1?copy=2")) \(pin) tool-1.0", "\(server.url("/f1")) \(pin) linux/tool",
+                ]
+                try (lines.joined(separator: "\n") + "\n").write(
+                    toFile: "\(directory)/m",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let run = await runCLI(
+                    ManifestFetchTests.quiet + ["-j", "\(jobs)", "-P", "\(directory)/out", "-i", "\(directory)/m"]
+                )
+                #expect(run.status == 0, "\(run.standardError)")
+                for name in ["tool-latest", "tool-1.0", "linux/tool"] {
+                    #expect(contents("\(directory)/out/\(name)") == ManifestFetchTests.body(1), "\(name)")
+                }
+                #expect(contents("\(directory)/out/other") == ManifestFetchTests.body(2))
+                #expect(server.getRequests.map(\.target).sorted() == ["/f1", "/f2"])
+                let reports = Dictionary(
+                    uniqueKeysWithValues: run.standardOutput.split(separator: "\n").compactMap { line in
+                        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).map {
+                            (($0["path"] as? String ?? "").replacing("\(directory)/out/", with: ""), $0)
+                        }
+                    }
+                )
+                #expect(reports["tool-latest"]?["status"] as? String == "downloaded")
+                for copy in ["tool-1.0", "linux/tool"] {
+                    #expect(reports[copy]?["status"] as? String == "already-complete", "\(copy)")
+                    #expect(reports[copy]?["cache"] as? String == "local", "\(copy)")
+                    #expect(reports[copy]?["downloaded_bytes"] as? Int == 0, "\(copy)")
+                    #expect(reports[copy]?["attempts"] as? Int == 0, "\(copy)")
+                }
+                #expect(listing("\(directory)/out") == ["linux", "other", "tool-1.0", "tool-latest"])
+            }
+        }
+    }
+
+    @Test func `a first entry that failed leaves the next one pinned the same to its own URL`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server, missing: ["/f1"])
+            try await withTemporaryDirectory { directory in
+                let body = ManifestFetchTests.body(1)
+                server.handler = { request, _ in
+                    request.target == "/gone" ? TestResponse(status: 404) : TestResponse(status: 200, body: body)
+                }
+                let pin = try Pin(sha256Hex: Fixtures.sha256(body))
+                let jobs = [
+                    FetchJob(mirrors: [server.url("/gone")], destination: "\(directory)/a", pin: pin),
+                    FetchJob(mirrors: [server.url("/here")], destination: "\(directory)/b", pin: pin),
+                ]
+                var options = FetchOptions()
+                options.retries = 0
+                let results = await Fetcher(options: options).run(jobs, parallelism: 2)
+                #expect(results[0].error?.code == .serverResponse)
+                #expect(results[1].error == nil)
+                #expect(results[1].status == .downloaded)
+                #expect(contents("\(directory)/b") == body)
+                #expect(server.getRequests.map(\.target) == ["/gone", "/here"])
+            }
+        }
+    }
+
+    @Test func `a first file changed before the copy is caught by the pin: the entry is downloaded`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a)) { server in
+            try await withTemporaryDirectory { directory in
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let jobs = [
+                    FetchJob(mirrors: [server.url("/1")], destination: "\(directory)/a", pin: pin),
+                    FetchJob(mirrors: [server.url("/2")], destination: "\(directory)/b", pin: pin),
+                ]
+                let warnings = Mutex<[String]>([])
+                var options = FetchOptions()
+                options.events = { event in
+                    if case .warning(_, let message) = event { warnings.withLock { $0.append(message) } }
+                }
+                // With one worker the second entry starts after the first one's result is out.
+                let results = await Fetcher(options: options).run(jobs, parallelism: 1) { index, _ in
+                    if index == 0 { try? Data(Fixtures.b).write(to: URL(filePath: "\(directory)/a")) }
+                }
+                #expect(results.allSatisfy { $0.error == nil })
+                #expect(contents("\(directory)/b") == Fixtures.a)
+                #expect(results[1].status == .downloaded)
+                #expect(server.getRequests.map(\.target) == ["/1", "/2"])
+                #expect(warnings.withLock { $0 }.contains { $0.contains("no longer holds the pinned bytes") })
+                #expect(listing(directory) == ["a", "b"])
+            }
+        }
+    }
+}
