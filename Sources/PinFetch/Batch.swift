@@ -1,0 +1,174 @@
+@preconcurrency import Glibc
+import Synchronization
+
+/// The shared state of one ``Fetcher/run(_:parallelism:failFast:onResult:)`` call: a queue of
+/// job indices that worker threads take from, and the results they leave.
+final class Batch: Sendable {
+    private struct State {
+        var next = 0
+        var results: [FetchResult?]
+        var running: Int
+        /// The code of the first failure, once there was one.
+        var firstFailure: PinFetchError.Code?
+        var done: (@Sendable ([FetchResult]) -> Void)?
+    }
+
+    let jobs: [FetchJob]
+    let options: FetchOptions
+    let control: TransferControl
+    let failFast: Bool
+    let onResult: (@Sendable (Int, FetchResult) -> Void)?
+    private let state: Mutex<State>
+    /// Trust anchors (`--cacert` read once) and the rest of the transport, for every file of the batch.
+    private let transport: Result<TransportSettings, PinFetchError>
+    /// The batch's destinations, so a server-chosen name never lands on another file of it.
+    private let claims: DestinationClaims
+    /// The event loop every transfer of the batch runs on, started by ``start(workers:done:)``.
+    private let engine: Result<TransferEngine, PinFetchError>
+
+    init(
+        jobs: [FetchJob],
+        options: FetchOptions,
+        control: TransferControl,
+        failFast: Bool,
+        onResult: (@Sendable (Int, FetchResult) -> Void)?
+    ) {
+        self.jobs = jobs
+        self.options = options
+        self.control = control
+        self.failFast = failFast
+        self.onResult = onResult
+        self.transport = Result { () throws(PinFetchError) in try TransportSettings(options) }
+        self.state = Mutex(State(results: Array(repeating: nil, count: jobs.count), running: 0))
+        self.claims = DestinationClaims(jobs.filter { $0.namingDirectory == nil }.map(\.destination))
+        self.engine =
+            jobs.isEmpty
+            ? .failure(PinFetchError(.generic, "internal: no transfer engine for an empty batch"))
+            : Result { () throws(PinFetchError) in
+                try TransferEngine(
+                    maximumConnectionsPerHost: options.maximumConnectionsPerHost,
+                    defersRelease: failFast
+                )
+            }
+    }
+
+    func start(workers: Int, done: @escaping @Sendable ([FetchResult]) -> Void) {
+        guard !self.jobs.isEmpty else { return done([]) }
+        self.state.withLock {
+            $0.done = done
+            $0.running = workers
+        }
+        for _ in 0..<workers {
+            Threads.detach(name: "pinfetch.fetch") { [self] in self.work() }
+        }
+    }
+
+    private func work() {
+        var easy: EasyHandle?
+        while let (index, skip) = self.take() {
+            let job = self.jobs[index]
+            var result: FetchResult
+            let stop: (PinFetchError.Code, String)? =
+                self.control.isCancelled
+                ? (.cancelled, "the run was interrupted") : skip.map { ($0, "an earlier file failed (fail-fast)") }
+            if let (cause, reason) = stop {
+                result = .skipped(job, cause: cause, reason: reason)
+                // A file not taken still names the partial an earlier run left for it.
+                if job.namingDirectory == nil { result.partial = .found(for: job.destination) }
+            } else {
+                let sibling = self.sibling(of: index)
+                if sibling.waited, let stop = self.control.notStarting {
+                    result = .skipped(job, cause: stop.cause, reason: stop.reason)
+                    if job.namingDirectory == nil { result.partial = .found(for: job.destination) }
+                } else {
+                    result = self.fetch(job, easy: &easy, sibling: sibling.path)
+                }
+            }
+            self.finish(index, result)
+            easy?.acknowledge()  // after a failure's stop (fail-fast): its connection goes to no new file
+        }
+        easy = nil  // freed before the engine stops
+        let results: [FetchResult]? = self.state.withLock { state in
+            state.running -= 1
+            guard state.running == 0 else { return nil }
+            return state.results.map { $0! }
+        }
+        guard let results else { return }
+        try? self.engine.get().stop()
+        self.state.withLock { $0.done }?(results)
+    }
+
+    /// For a pinned entry, the earliest entry before it with the same pin (and another
+    /// destination): waits until that one ended, and gives its file when it was verified, so this
+    /// entry is a copy of it rather than a second download of the same bytes. `waited` says
+    /// whether there was one to wait for (a stop may have come meanwhile).
+    private func sibling(of index: Int) -> (path: String?, waited: Bool) {
+        let job = self.jobs[index]
+        guard let pin = job.pin,
+            let first = self.jobs[..<index].firstIndex(where: { $0.pin == pin && $0.destination != job.destination })
+        else { return (nil, false) }
+        while true {
+            let ended = self.state.withLock { $0.results[first] }
+            if let ended {
+                let verified = ended.error == nil && ended.status != .skipped && ended.status != .failed
+                return (verified && ended.path != job.destination ? ended.path : nil, true)
+            }
+            if self.control.isCancelled || self.control.notStarting != nil { return (nil, true) }
+            usleep(20_000)
+        }
+    }
+
+    private func fetch(_ job: FetchJob, easy: inout EasyHandle?, sibling: String?) -> FetchResult {
+        do throws(PinFetchError) {
+            if easy == nil { easy = try EasyHandle(engine: try self.engine.get()) }
+            let handle = easy!
+            let download = try Download(
+                job,
+                options: self.options,
+                control: self.control,
+                easy: handle,
+                transport: try self.transport.get(),
+                claims: self.claims
+            )
+            download.sibling = sibling
+            return download.execute()
+        } catch {
+            return .failed(
+                url: job.shownURL,
+                path: job.destination,
+                algorithm: job.pin?.algorithm ?? .sha256,
+                error: error
+            )
+        }
+    }
+
+    /// Ends every transfer of the batch at once, and those its workers start later.
+    func cancelTransfers() {
+        try? self.engine.get().cancelAll()
+    }
+
+    /// The next job index, and the code of the failure to skip it for (fail-fast) or `nil`;
+    /// `nil` when none is left.
+    private func take() -> (Int, PinFetchError.Code?)? {
+        self.state.withLock { state in
+            guard state.next < self.jobs.count else { return nil }
+            defer { state.next += 1 }
+            return (state.next, self.failFast ? state.firstFailure : nil)
+        }
+    }
+
+    private func finish(_ index: Int, _ result: FetchResult) {
+        let firstFailure: PinFetchError.Code? = self.state.withLock { state in
+            state.results[index] = result
+            guard let error = result.error, state.firstFailure == nil else { return nil }
+            state.firstFailure = error.code
+            return error.code
+        }
+        if self.failFast, let firstFailure, result.status != .skipped {
+            // Files waiting for a connection to their host have not started either.
+            self.control.stopStarting(after: firstFailure)
+            try? self.engine.get().dropUnstarted()
+        }
+        self.onResult?(index, result)
+    }
+}
