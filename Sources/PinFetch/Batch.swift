@@ -3,9 +3,18 @@ import Synchronization
 
 /// The shared state of one ``Fetcher/run(_:parallelism:failFast:onResult:)`` call: a queue of
 /// job indices that worker threads take from, and the results they leave.
+///
+/// Workers take jobs in order, but pass over (for a while) one that would only wait: a job for
+/// a host that has as many files in flight as `--max-connections-per-host` allows (the engine
+/// would hold it, and its worker with it, while another host's file could run), or a copy of an
+/// entry pinned the same that is still running (``sibling(of:)``). A job whose first entry
+/// pinned the same was not taken yet is never taken, so no worker waits for a job no worker has.
 final class Batch: Sendable {
     private struct State {
-        var next = 0
+        /// Indices of the jobs not taken yet, in order.
+        var pending: [Int]
+        /// Jobs taken and not finished, by the origin of their first URL.
+        var inFlight: [String: Int] = [:]
         var results: [FetchResult?]
         var running: Int
         /// The code of the first failure, once there was one.
@@ -25,6 +34,12 @@ final class Batch: Sendable {
     private let claims: DestinationClaims
     /// The event loop every transfer of the batch runs on, started by ``start(workers:done:)``.
     private let engine: Result<TransferEngine, PinFetchError>
+    /// For each job, the first entry before it pinned the same, with another destination.
+    private let leaders: [Int?]
+    /// For each job, the origin of its first URL (`nil` when it does not parse).
+    private let origins: [String?]
+    /// How far past the first pending job a worker looks for one that would not wait.
+    private static let lookahead = 256
 
     init(
         jobs: [FetchJob],
@@ -39,7 +54,23 @@ final class Batch: Sendable {
         self.failFast = failFast
         self.onResult = onResult
         self.transport = Result { () throws(PinFetchError) in try TransportSettings(options) }
-        self.state = Mutex(State(results: Array(repeating: nil, count: jobs.count), running: 0))
+        self.state = Mutex(
+            State(
+                pending: Array(jobs.indices),
+                results: Array(repeating: nil, count: jobs.count),
+                running: 0
+            )
+        )
+        var firstByPin: [Pin: Int] = [:]
+        self.leaders = jobs.indices.map { index in
+            guard let pin = jobs[index].pin else { return nil }
+            guard let first = firstByPin[pin] else {
+                firstByPin[pin] = index
+                return nil
+            }
+            return jobs[first].destination == jobs[index].destination ? nil : first
+        }
+        self.origins = jobs.map { job in job.mirrors.first.flatMap { try? HTTPURL($0).origin } }
         self.claims = DestinationClaims(jobs.filter { $0.namingDirectory == nil }.map(\.destination))
         self.engine =
             jobs.isEmpty
@@ -104,9 +135,7 @@ final class Batch: Sendable {
     /// whether there was one to wait for (a stop may have come meanwhile).
     private func sibling(of index: Int) -> (path: String?, waited: Bool) {
         let job = self.jobs[index]
-        guard let pin = job.pin,
-            let first = self.jobs[..<index].firstIndex(where: { $0.pin == pin && $0.destination != job.destination })
-        else { return (nil, false) }
+        guard let first = self.leaders[index] else { return (nil, false) }
         while true {
             let ended = self.state.withLock { $0.results[first] }
             if let ended {
@@ -151,15 +180,34 @@ final class Batch: Sendable {
     /// `nil` when none is left.
     private func take() -> (Int, PinFetchError.Code?)? {
         self.state.withLock { state in
-            guard state.next < self.jobs.count else { return nil }
-            defer { state.next += 1 }
-            return (state.next, self.failFast ? state.firstFailure : nil)
+            guard !state.pending.isEmpty else { return nil }
+            // The first pending job unless one a little further would not wait (see the type's
+            // comment); the first one's earlier entries are all taken, so it never waits for
+            // one no worker has.
+            var position = 0
+            for (offset, index) in state.pending.prefix(Self.lookahead).enumerated() {
+                if let leader = self.leaders[index], state.results[leader] == nil { continue }
+                if let origin = self.origins[index], self.isBusy(origin, state) { continue }
+                position = offset
+                break
+            }
+            let index = state.pending.remove(at: position)
+            if let origin = self.origins[index] { state.inFlight[origin, default: 0] += 1 }
+            return (index, self.failFast ? state.firstFailure : nil)
         }
+    }
+
+    /// Whether a file for `origin` would be held by the engine now: as many are in flight as
+    /// `--max-connections-per-host` allows, and the origin is not known to multiplex.
+    private func isBusy(_ origin: String, _ state: State) -> Bool {
+        guard state.inFlight[origin, default: 0] >= self.options.maximumConnectionsPerHost else { return false }
+        return (try? self.engine.get().multiplexes(origin)) != true
     }
 
     private func finish(_ index: Int, _ result: FetchResult) {
         let firstFailure: PinFetchError.Code? = self.state.withLock { state in
             state.results[index] = result
+            if let origin = self.origins[index] { state.inFlight[origin, default: 1] -= 1 }
             guard let error = result.error, state.firstFailure == nil else { return nil }
             state.firstFailure = error.code
             return error.code
