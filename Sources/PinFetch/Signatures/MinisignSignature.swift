@@ -12,7 +12,7 @@
 ///
 /// Pure Swift without C imports (the libFuzzer target `MinisignFuzz` compiles it alone); the
 /// checks with keys are ``verify(_:with:)``'s, through ``Ed25519``.
-struct MinisignSignature: Hashable, Sendable {
+struct MinisignSignature: Sendable {
     enum Algorithm: Hashable, Sendable {
         /// `Ed`: the signature is of the file's bytes.
         case pure
@@ -28,16 +28,6 @@ struct MinisignSignature: Hashable, Sendable {
     /// minisign's trusted comment (its text after `trusted comment: `) and the global signature
     /// over `signature` + that text; `nil` for a signify signature.
     let trusted: (comment: [UInt8], signature: [UInt8])?
-
-    static func == (a: Self, b: Self) -> Bool {
-        a.algorithm == b.algorithm && a.keyID == b.keyID && a.signature == b.signature
-            && a.trusted?.comment == b.trusted?.comment && a.trusted?.signature == b.trusted?.signature
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(self.keyID)
-        hasher.combine(self.signature)
-    }
 
     /// Whether `bytes` begin as a minisign or signify signature (an `untrusted comment:` line).
     static func looksLike(_ bytes: [UInt8]) -> Bool {
