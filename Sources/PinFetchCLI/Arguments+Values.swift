@@ -26,9 +26,20 @@ extension Arguments {
         return header
     }
 
+    /// A remote cache's base URL (`--remote-cache`, `PINFETCH_REMOTE_CACHE`): an `http` or
+    /// `https` URL without a fragment (blobs go at `/cas/<hex>` on its path).
+    /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong, the URL's secrets as `***`.
     static func remoteCache(_ value: String, from source: String) throws(PinFetchError) -> String {
-        guard (try? validateURL(value + "/cas/0")) != nil, !value.contains("#") else {
-            throw PinFetchError(.usage, "\(source) takes an http or https URL, not \(SafeFileName.quoted(value))")
+        do throws(PinFetchError) {
+            try validateURL(value)
+        } catch {
+            throw PinFetchError(.usage, "\(source): \(error.message)")
+        }
+        if value.contains("#") {
+            throw PinFetchError(
+                .usage,
+                "\(source): \(SafeFileName.quoted(Redaction.url(value))) has a fragment (#...): blobs go at /cas/HEX on its path"
+            )
         }
         return value
     }

@@ -39,15 +39,36 @@ extension CommandLineTool {
             let out = Self.writeAll(to: 1)
             let err = Self.writeAll(to: 2)
             let failure = Mutex<Int32?>(nil)
+            let closed = Self.closedAtStart.withLock { $0 }
             return Output(
                 standardOutput: { text in
-                    let code = Self.send(text, with: out)
+                    // A closed stdout took nothing, though /dev/null holds its place.
+                    let code = closed.contains(1) ? EBADF : Self.send(text, with: out)
                     if code != 0 { failure.withLock { $0 = $0 ?? code } }
                 },
                 standardError: { text in _ = Self.send(text, with: err) },
                 terminal: TerminalCapabilities.standardError(environment: ProcessInfo.processInfo.environment),
                 standardOutputFailure: { failure.withLock { $0 } }
             )
+        }
+
+        /// Which of the standard descriptors (0, 1, 2) were closed when the process started.
+        private static let closedAtStart = Mutex<Set<Int32>>([])
+
+        /// Opens `/dev/null` on each of the descriptors 0, 1 and 2 that the process started without
+        /// (`pinfetch >&-`), before any thread exists: else the first file, socket or event
+        /// descriptor opened would take that number, and `--json` lines or messages would be
+        /// written into it. What is printed for a closed stdout is then reported as lost
+        /// (``standardOutputFailure``, exit 3).
+        public static func reserveStandardDescriptors() {
+            for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) < 0 && errno == EBADF {
+                let opened = open("/dev/null", O_RDWR)
+                if opened == descriptor {
+                    Self.closedAtStart.withLock { _ = $0.insert(descriptor) }
+                } else if opened >= 0 {
+                    close(opened)  // a lower one was free after all: leave things as they are
+                }
+            }
         }
 
         private static func send(_ text: String, with writer: BinaryWriter) -> Int32 {

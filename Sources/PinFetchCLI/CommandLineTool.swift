@@ -101,7 +101,9 @@ public enum CommandLineTool {
     public static func run(_ arguments: [String], output: Output = .process) async -> Int32 {
         let status = await Self.execute(arguments, output: output)
         guard let code = output.standardOutputFailure() else { return status }
-        let why = code == EPIPE ? "the reader closed the pipe" : String(cString: strerror(code))
+        let why =
+            code == EPIPE
+            ? "the reader closed the pipe" : code == EBADF ? "it is closed" : String(cString: strerror(code))
         output.standardError("pinfetch: standard output did not take what was printed there: \(why)\n")
         let failed = PinFetchError.Code.fileIO.exitStatus
         return Self.severity(of: status) < Self.severity(of: failed) ? failed : status

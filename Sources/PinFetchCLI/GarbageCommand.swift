@@ -107,8 +107,11 @@ enum GarbageCommand {
             output.standardOutput("removed \(Printable.text(partial.path)) (\(ProgressReporter.size(partial.bytes)))\n")
         }
         let freed = removed.reduce(Int64(0)) { $0 + $1.bytes }
+        let placements = removed.filter { $0.path.hasSuffix(".part.cache") }.count
+        let partials = removed.count - placements
+        let also = placements == 0 ? "" : " and \(placements) cache placement\(placements == 1 ? "" : "s")"
         output.standardError(
-            "pinfetch gc: removed \(removed.count) partial\(removed.count == 1 ? "" : "s"), "
+            "pinfetch gc: removed \(partials) partial\(partials == 1 ? "" : "s")\(also), "
                 + "freed \(ProgressReporter.size(freed))\n"
         )
     }

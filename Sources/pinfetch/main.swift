@@ -6,8 +6,11 @@ import Synchronization
 @preconcurrency import Glibc
 #endif
 
-// First, before any thread exists: SIGHUP, SIGINT and SIGTERM wait, blocked, for the fetch to
-// take them, so one that comes early is not lost (`gc` keeps their default actions).
+// First, before any thread exists: closed standard descriptors get /dev/null (else the next
+// descriptor opened would take their number, and output would go into it).
+CommandLineTool.Output.reserveStandardDescriptors()
+// SIGHUP, SIGINT and SIGTERM wait, blocked, for the fetch to take them, so one that comes early
+// is not lost (`gc` keeps their default actions).
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first != "gc" { SignalCancellation.holdStopSignals() }
 // A reader that closes the pipe early (`pinfetch -o - URL | head -c 10`) gives EPIPE, reported

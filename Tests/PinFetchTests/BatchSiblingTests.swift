@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 @_spi(CLI) import PinFetch
 import Synchronization
 import Testing
@@ -77,7 +78,10 @@ struct BatchSiblingTests {
         }
     }
 
-    @Test func `a first file changed before the copy is caught by the pin: the entry is downloaded`() async throws {
+    @Test(arguments: ["other bytes", "a symbolic link", "a FIFO"])
+    func `a first file changed before the copy is caught: the entry is downloaded, with a warning`(
+        change: String
+    ) async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a)) { server in
             try await withTemporaryDirectory { directory in
                 let pin = try Pin(sha256Hex: Fixtures.sha256A)
@@ -92,14 +96,26 @@ struct BatchSiblingTests {
                 }
                 // With one worker the second entry starts after the first one's result is out.
                 let results = await Fetcher(options: options).run(jobs, parallelism: 1) { index, _ in
-                    if index == 0 { try? Data(Fixtures.b).write(to: URL(filePath: "\(directory)/a")) }
+                    guard index == 0 else { return }
+                    let first = "\(directory)/a"
+                    switch change {
+                    case "other bytes": try? Data(Fixtures.b).write(to: URL(filePath: first))
+                    case "a symbolic link":  // to a right copy: still never read through a link
+                        _ = rename(first, "\(directory)/moved")
+                        _ = symlink("\(directory)/moved", first)
+                    default:
+                        _ = unlink(first)
+                        _ = mkfifo(first, 0o600)
+                    }
                 }
                 #expect(results.allSatisfy { $0.error == nil })
                 #expect(contents("\(directory)/b") == Fixtures.a)
                 #expect(results[1].status == .downloaded)
                 #expect(server.getRequests.map(\.target) == ["/1", "/2"])
-                #expect(warnings.withLock { $0 }.contains { $0.contains("no longer holds the pinned bytes") })
-                #expect(listing(directory) == ["a", "b"])
+                let warning =
+                    change == "other bytes" ? "no longer holds the pinned bytes" : "is no longer a regular file"
+                #expect(warnings.withLock { $0 }.contains { $0.contains(warning) }, "\(warnings.withLock { $0 })")
+                #expect(listing(directory).filter { $0 != "moved" } == ["a", "b"])
             }
         }
     }

@@ -72,13 +72,19 @@ struct HashedMirrorTests {
         }
     }
 
-    @Test(arguments: ["https://store.example.org/{algo}/", "ftp://store.example.org/{hex}", "store/{hex}"])
+    @Test(arguments: [
+        "https://store.example.org/{algo}/", "ftp://store.example.org/{hex}", "store/{hex}",
+        // Found by an outsider: the message showed the template as given, secrets too.
+        "http://u:PWSECRET@store.test/x?token=TOKSECRET", "ftp://u:PWSECRET@store.test/{hex}?token=TOKSECRET",
+        "http://u:PWSECRET@store.test/{hex}?token=TOKSECRET#x",
+    ])
     func `a template without {hex} or that makes no http URL is exit 2`(template: String) async {
         let run = await runCLI([
             "--hashed-mirror", template, "--sha256", String(repeating: "a", count: 64), "http://h.test/f",
         ])
         #expect(run.status == 2, "\(run.standardError)")
         #expect(run.standardError.contains("--hashed-mirror"))
+        #expect(!run.standardError.contains("SECRET"), "\(run.standardError)")
     }
 
     @Test func `-H and --user go to the file's own URLs, never to a hashed mirror`() async throws {

@@ -2,6 +2,8 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
+@testable import PinFetchCLI
+
 /// The remote cache against real nginx set up as Bazel's documentation describes (`location
 /// /cache/` with `dav_methods PUT` and `create_full_put_path on`; issue 16): a miss, an upload,
 /// then a hit with no request to the origin; a corrupt blob; uploads refused.
@@ -110,9 +112,19 @@ extension ProcessTests {
                 _ = try await run.wait(timeout: .seconds(20))
                 #expect(listing(downloads) == ["a.part.cache", "a.part.lock"])
 
-                let gc = await runCLI(["gc", downloads, "--older-than", "0s"])
-                #expect(gc.status == 0, "\(gc.standardError)")
-                #expect(gc.standardOutput.hasPrefix("removed \(placement) ("), "\(gc.standardOutput)")
+                let size = try #require(Self.fileSize(placement))
+                // The executable, not the library in this process: sizes once read as 0 B there.
+                let gc = try ChildProcess(
+                    try EndToEndTests.pinfetchExecutable(),
+                    ["gc", downloads, "--older-than", "0s"],
+                    logs: work + "/gc"
+                )
+                try await gc.wait(timeout: .seconds(60))
+                #expect(gc.termination == .exited(0), "\(gc.transcript)")
+                #expect(
+                    gc.standardOutput == "removed \(placement) (\(ProgressReporter.size(Int64(size))))\n",
+                    "\(gc.transcript)"
+                )
                 #expect(listing(downloads).isEmpty)
             }
         }

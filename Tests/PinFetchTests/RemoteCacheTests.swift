@@ -66,13 +66,22 @@ struct RemoteCacheTests {
         }
     }
 
-    @Test(arguments: ["miss", "wrong blob", "refused"])
+    @Test(arguments: ["miss", "wrong blob", "refused", "cut short"])
     func `a miss, a wrong blob or a refusal falls back to the origin, never a wrong byte`(kind: String) async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { cache in
             try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
                 switch kind {
                 case "miss": Self.cache(cache, blob: nil)
                 case "wrong blob": Self.cache(cache, blob: Array("not the toolchain\n".utf8))
+                case "cut short":
+                    cache.handler = { _, _ in
+                        TestResponse(
+                            status: 200,
+                            headers: [("Content-Length", "\(Self.body.count)")],
+                            body: Self.body,
+                            closeAfterBodyBytes: 4
+                        )
+                    }
                 default: cache.handler = { _, _ in TestResponse(status: 403) }
                 }
                 try await withTemporaryDirectory { directory in
@@ -87,11 +96,13 @@ struct RemoteCacheTests {
                     #expect(warned == (kind != "miss"), "\(run.standardError)")  // a miss is quiet
                     // What the cache sent is reported too: listed before the origin, and counted.
                     let blob = cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))")
+                    // A body cut short is named as a mirror's would be (found by an outsider).
                     let outcomes = [
                         "miss": [], "wrong blob": ["\(blob) mismatch"], "refused": ["\(blob) serverResponse"],
+                        "cut short": ["\(blob) network"],
                     ]
                     #expect(Self.mirrors(run) == outcomes[kind]! + ["\(origin.url("/t")) ok"])
-                    let wrong = kind == "wrong blob" ? "not the toolchain\n".utf8.count : 0
+                    let wrong = ["wrong blob": "not the toolchain\n".utf8.count, "cut short": 4][kind] ?? 0
                     #expect(run.int("downloaded_bytes") == Self.body.count + wrong)
                     #expect(listing(directory) == ["t"])
                 }
@@ -149,5 +160,21 @@ struct RemoteCacheTests {
         ])
         #expect(run.status == 2, "\(run.standardError)")
         #expect(run.standardError.contains("--remote-cache"))
+    }
+
+    /// Found by an outsider: the message showed the URL as given, password and signature too.
+    @Test(arguments: [
+        "http://u:PWSECRET@cache.test/bazel/?X-Amz-Signature=AMZSECRET#access_token=FRAGSECRET",
+        "ftp://u:PWSECRET@cache.test/?token=TOKSECRET", "http://u:PWSECRET@[::1/x?token=TOKSECRET",
+    ])
+    func `a bad remote cache URL is refused without its secrets, naming what is wrong`(url: String) async {
+        let run = await runCLI([
+            "--remote-cache", url, "--sha256", String(repeating: "a", count: 64), "http://h.test/f",
+        ])
+        #expect(run.status == 2, "\(run.standardError)")
+        #expect(run.standardError.hasPrefix("pinfetch: --remote-cache: "), "\(run.standardError)")
+        #expect(!run.standardError.contains("SECRET"), "\(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1, "\(run.standardError)")
+        if url.contains("#") { #expect(run.standardError.contains("fragment"), "\(run.standardError)") }
     }
 }

@@ -16,3 +16,17 @@ struct TransferOutcome {
     /// so it is worth one retry with ``TransferRequest/freshConnection``.
     var reusedConnection: Bool = false
 }
+
+extension TransferOutcome {
+    /// The kind of failure a transfer that did not end well is, as a file's error (and its
+    /// mirror's outcome in `--json`) names it.
+    var failureCode: PinFetchError.Code {
+        switch self.category {
+        case .network: .network
+        case .tls: .tlsVerification
+        case .authentication: .authentication
+        case .protocolViolation: .protocolViolation
+        case .ok, .aborted, .other, .notStarted: .generic
+        }
+    }
+}

@@ -315,16 +315,13 @@ extension Download {
             let error = PinFetchError(.cancelled, "\(self.currentLabel): cancelled\(self.atByte)")
             return .failed(error, retryable: false, retryAfter: nil)
         }
-        let (code, retryable): (PinFetchError.Code, Bool) =
-            switch outcome.category {
-            case .network: (.network, true)
-            case .tls: (.tlsVerification, false)
-            case .authentication: (.authentication, false)
-            case .protocolViolation: (.protocolViolation, false)
-            case .ok, .aborted, .other, .notStarted: (.generic, false)
-            }
+        let code = outcome.failureCode
         let message = "\(self.currentLabel): \(outcome.message)\(self.atByte)"
-        return .failed(PinFetchError(code, message, underlying: outcome.code), retryable: retryable, retryAfter: nil)
+        return .failed(
+            PinFetchError(code, message, underlying: outcome.code),
+            retryable: code == .network,
+            retryAfter: nil
+        )
     }
 
     /// Waits `seconds`, or less if the run is cancelled.

@@ -53,9 +53,12 @@ extension Download {
     /// longer holds them (changed since) only costs a warning: the file is downloaded.
     /// - Returns: The digest when the copy was placed, else `nil`.
     func useSibling() throws(PinFetchError) -> [UInt8]? {
-        guard let pin = self.pin, let sibling = self.sibling, sibling != self.destination,
-            let entry = try? PartialFile(path: sibling, readOnly: true)
-        else { return nil }
+        guard let pin = self.pin, let sibling = self.sibling, sibling != self.destination else { return nil }
+        // Never through a link, nor a FIFO or a device put there since.
+        guard let entry = try? PartialFile(path: sibling, readOnly: true) else {
+            self.warn("\(sibling), pinned the same, is no longer a regular file: downloading this file")
+            return nil
+        }
         let placed = try self.placeCopy(of: entry, pin: pin, clone: FileCopy.ficlone, named: "the batch's file") {
             self.warn("\(sibling), pinned the same, no longer holds the pinned bytes: downloading this file")
         }

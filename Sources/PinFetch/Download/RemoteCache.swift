@@ -49,7 +49,10 @@ extension Download {
         guard let status = reader.head?.status else {
             // Down or silent: the rest of the run does not ask it again.
             self.control.remoteCacheOff.store(true, ordering: .relaxed)
-            tried(PinFetchError.Code.network.description)
+            // No answer: network trouble, unless libcurl names another kind (TLS).
+            let kind =
+                reader.stalled || outcome.failureCode == .generic ? PinFetchError.Code.network : outcome.failureCode
+            tried(kind.description)
             let why =
                 reader.stalled ? "no answer for \(timeout)" : outcome.message.isEmpty ? "no answer" : outcome.message
             self.warn("\(shown): \(why); fetching from the mirrors, and not asking it again in this run")
@@ -70,7 +73,10 @@ extension Download {
                 reader.refusal
                 ?? (reader.overLimit
                     ? "larger than --max-filesize" : slow ? "too slow or silent for \(timeout)" : outcome.message)
-            tried((slow ? PinFetchError.Code.network : .protocolViolation).description)
+            // Named as a mirror's failure would be; a blob refused here is a protocol violation.
+            let kind: PinFetchError.Code =
+                reader.refusal != nil || reader.overLimit ? .protocolViolation : slow ? .network : outcome.failureCode
+            tried(kind.description)
             if slow {
                 // Slow or silent: the rest of the run does not ask it again.
                 self.control.remoteCacheOff.store(true, ordering: .relaxed)

@@ -52,7 +52,7 @@ import FoundationEssentials
         var removed: [RemovedPartial] = []
         for directory in directories {
             for destination in Self.leftovers(under: directory) {
-                if let partial = try Self.collect(destination, olderThan: age, now: now) { removed.append(partial) }
+                removed += try Self.collect(destination, olderThan: age, now: now)
             }
         }
         return removed
@@ -91,53 +91,63 @@ import FoundationEssentials
         return found.sorted()
     }
 
-    /// Removes what a run left for `destination` when it is old enough and unlocked; `nil` when
-    /// it stays.
+    /// Removes what a run left for `destination` when it is old enough and unlocked: the partial
+    /// (with its checkpoint's bytes) and the cache placement, each named; none when it stays.
     private static func collect(
         _ destination: String,
         olderThan age: Double,
         now: Date
     ) throws(PinFetchError)
-        -> RemovedPartial?
+        -> [RemovedPartial]
     {
         let sidecars = Sidecars(destination: destination)
         // A lock that is not a plain file (a symbolic link, a FIFO) is not pinfetch's: leave it all.
-        if let type = (try? FileManager.default.attributesOfItem(atPath: sidecars.lock))?[.type] as? FileAttributeType,
-            type != .typeRegular
-        {
-            return nil
-        }
+        var lock = stat()
+        if lstat(sidecars.lock, &lock) == 0, (lock.st_mode & S_IFMT) != S_IFREG { return [] }
         // Old enough before the lock is taken (a recent one, or its lock, is not touched at all),
         // and again once it is held: a download that ran meanwhile has touched its files.
         guard Self.abandoned(sidecars, olderThan: age, now: now) != nil,
-            let lock = try? DestinationLock(path: sidecars.lock, timeout: 0)  // else in use
-        else { return nil }
-        defer { lock.release() }
-        guard let (present, bytes) = Self.abandoned(sidecars, olderThan: age, now: now) else { return nil }
-        for path in present { try FileSystem.removeRegularFile(path) }
-        return RemovedPartial(path: present[0], bytes: bytes)
+            let held = try? DestinationLock(path: sidecars.lock, timeout: 0)  // else in use
+        else { return [] }
+        defer { held.release() }
+        guard let files = Self.abandoned(sidecars, olderThan: age, now: now) else { return [] }
+        for file in files { try FileSystem.removeRegularFile(file.path) }
+        let sizes = Dictionary(uniqueKeysWithValues: files.map { ($0.path, $0.bytes) })
+        var removed: [RemovedPartial] = []
+        if sizes[sidecars.partial] != nil || sizes[sidecars.checkpoint] != nil {
+            removed.append(
+                RemovedPartial(
+                    path: sizes[sidecars.partial] == nil ? sidecars.checkpoint : sidecars.partial,
+                    bytes: (sizes[sidecars.partial] ?? 0) + (sizes[sidecars.checkpoint] ?? 0)
+                )
+            )
+        }
+        if let placement = sizes[sidecars.cachePlacement] {
+            removed.append(RemovedPartial(path: sidecars.cachePlacement, bytes: placement))
+        }
+        return removed
     }
 
-    /// The files of `sidecars` a killed run left, with their bytes, when there is one and each is a
-    /// regular file not modified for `age` seconds; else `nil`. A `.part` is pinfetch's only with
-    /// its checkpoint beside it.
+    /// The files of `sidecars` a killed run left, with their sizes in bytes, in the order they go,
+    /// when there is one
+    /// and each is a regular file not modified for `age` seconds; else `nil`. A `.part` is
+    /// pinfetch's only with its checkpoint beside it.
     private static func abandoned(
         _ sidecars: Sidecars,
         olderThan age: Double,
         now: Date
-    ) -> (paths: [String], bytes: Int64)? {
+    ) -> [(path: String, bytes: Int64)]? {
         let hasCheckpoint = FileSystem.isRegularFile(sidecars.checkpoint, followingLinks: false)
         let candidates = (hasCheckpoint ? [sidecars.partial, sidecars.checkpoint] : []) + [sidecars.cachePlacement]
-        var bytes: Int64 = 0
-        var present: [String] = []
+        var files: [(path: String, bytes: Int64)] = []
         for path in candidates {
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { continue }
-            guard attributes[.type] as? FileAttributeType == .typeRegular else { return nil }
-            let modified = (attributes[.modificationDate] as? Date) ?? now
-            guard now.timeIntervalSince(modified) >= age else { return nil }
-            bytes += (attributes[.size] as? Int64) ?? 0
-            present.append(path)
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            guard now.timeIntervalSince1970 - modified >= age else { return nil }
+            files.append((path, Int64(info.st_size)))
         }
-        return present.isEmpty ? nil : (present, bytes)
+        return files.isEmpty ? nil : files
     }
 }

@@ -11,15 +11,15 @@ public struct HashedMirror: Sendable, Hashable {
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) for a template without `{hex}`, with a
     ///   fragment, or that does not make an absolute `http`/`https` URL.
     public init(_ template: String) throws(PinFetchError) {
+        // Messages show the template as URLs are shown: a password or a token as `***`.
+        let shown = "--hashed-mirror \(SafeFileName.quoted(Redaction.url(template)))"
         guard template.contains("{hex}") else {
-            throw PinFetchError(.usage, "--hashed-mirror \(SafeFileName.quoted(template)) has no {hex} for the digest")
+            throw PinFetchError(.usage, "\(shown) has no {hex} for the digest")
         }
         let example = Self.expand(template, algorithm: "sha256", hex: String(repeating: "0", count: 64))
         guard (try? HTTPURL(example)) != nil, !example.contains("#") else {
-            throw PinFetchError(
-                .usage,
-                "--hashed-mirror \(SafeFileName.quoted(template)) does not make an http or https URL"
-            )
+            let why = example.contains("#") ? "has a fragment (#...)" : "does not make an http or https URL"
+            throw PinFetchError(.usage, "\(shown) \(why)")
         }
         self.template = template
     }
