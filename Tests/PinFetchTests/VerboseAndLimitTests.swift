@@ -1,4 +1,5 @@
 import Foundation
+import PinFetch
 import Testing
 
 /// Talking to the user and bounding the time (issue 11, points 4 and 5): `-v` shows requests,
@@ -81,6 +82,31 @@ struct VerboseAndLimitTests {
                 #expect(run.standardError.contains("--max-time of 1 s reached (at byte "), "\(run.standardError)")
                 let partial = run.json["partial"] as? [String: Any]
                 #expect(((partial?["bytes"] as? NSNumber)?.intValue ?? 0) > 0)
+            }
+        }
+    }
+
+    /// Found by an outsider: a file that waited for a connection, then ran into --max-time with
+    /// bytes still coming, ended "last: …: Callback aborted" (libcurl's words for pinfetch's own
+    /// stop at the deadline).
+    @Test func `--max-time reached mid-body after a wait for a connection says so in plain words`() async throws {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            server.faults = TestFaults(bytesPerSecond: 500_000)  // about 2 s a file
+            try await withTemporaryDirectory { directory in
+                let jobs = (0..<2).map {
+                    FetchJob(mirrors: [server.url("/f\($0)")], destination: "\(directory)/f\($0)")
+                }
+                var options = FetchOptions()
+                options.maximumConnectionsPerHost = 1
+                options.maximumTime = 3  // the second file waits about 2 s, then has 1 s
+                options.retries = 0
+                let results = await Fetcher(options: options).run(jobs, parallelism: 2)
+                // Whichever got the connection second waited for it.
+                let failures = results.compactMap(\.error)
+                let message = failures.first?.message ?? ""
+                #expect(failures.count == 1 && failures[0].code == .network, "\(failures)")
+                #expect(message.contains("--max-time of 3 s reached"), "\(message)")
+                #expect(!message.localizedCaseInsensitiveContains("callback"), "\(message)")
             }
         }
     }

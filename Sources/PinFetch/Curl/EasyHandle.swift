@@ -217,6 +217,11 @@ final class EasyHandle: @unchecked Sendable {
         if code == CURLE_OK || delegate.head != nil, !delegate.hasDeliveredHead { _ = delegate.deliverHeadIfNeeded() }
         var text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         if text.isEmpty, let message = channel?.message { text = message }
+        if code == CURLE_OPERATION_TIMEDOUT, let channel, channel.wasAborted, request.timeout != nil {
+            // Ended at its deadline by ``run(_:delegate:deadline:)``: libcurl's text is for the
+            // abort it saw ("Callback aborted"), which says nothing to a user.
+            text = "out of time"
+        }
         if code == CURLE_OPERATION_TIMEDOUT, let channel, channel.connection == nil, let limit = request.timeout,
             ContinuousClock.now - started >= .milliseconds(Int64(limit * 1000) - 50)
         {

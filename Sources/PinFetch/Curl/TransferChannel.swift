@@ -148,6 +148,13 @@ final class TransferChannel: @unchecked Sendable {
         self.finish(CURLE_ABORTED_BY_CALLBACK)
     }
 
+    /// Whether the waiting thread ended the transfer (``abort()``); read after it ended.
+    var wasAborted: Bool {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        return self.aborted
+    }
+
     /// Whether the engine dropped the transfer before libcurl had it (read after it ended).
     var wasDropped: Bool {
         self.condition.lock()
