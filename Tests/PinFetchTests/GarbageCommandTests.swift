@@ -117,6 +117,15 @@ struct GarbageCommandTests {
             try Self.write([], to: "\(directory)/killed.bin.part.lock", age: Self.week)
             try Self.abandon("both", in: directory)  // a partial with its checkpoint, and a placement
             try Self.write(blob, to: "\(directory)/both.part.cache", age: Self.week)
+            try Self.write([], to: "\(directory)/both.part.lock", age: Self.week)
+            try Self.abandon("partial", in: directory)  // its partial goes; a placement without a lock stays
+            try Self.write(blob, to: "\(directory)/partial.part.cache", age: Self.week)
+            try Self.abandon("linked", in: directory)  // a placement that is a link is not ours
+            try Self.write([], to: "\(directory)/linked.part.lock", age: Self.week)
+            try FileManager.default.createSymbolicLink(
+                atPath: "\(directory)/linked.part.cache",
+                withDestinationPath: "\(directory)/lockless.part.cache"
+            )
             try Self.write(blob, to: "\(directory)/lockless.part.cache", age: Self.week)  // not provably ours
             try Self.write(blob, to: "\(directory)/recent.part.cache")
             try Self.write([], to: "\(directory)/recent.part.lock", age: Self.week)
@@ -129,12 +138,15 @@ struct GarbageCommandTests {
             #expect(
                 run.standardOutput
                     == "removed \(directory)/both.part (43 B)\nremoved \(directory)/both.part.cache (2.9 KiB)\n"
-                    + "removed \(directory)/killed.bin.part.cache (2.9 KiB)\n"
+                    + "removed \(directory)/killed.bin.part.cache (2.9 KiB)\nremoved \(directory)/linked.part (43 B)\n"
+                    + "removed \(directory)/partial.part (43 B)\n"
             )
-            #expect(run.standardError.contains("removed 1 partial and 2 cache placements, freed 5.9 KiB"))
+            #expect(run.standardError.contains("removed 3 partials and 2 cache placements, freed 6.0 KiB"))
             #expect(
                 listing(directory) == [
-                    "busy.part.cache", "busy.part.lock", "lockless.part.cache", "recent.part.cache", "recent.part.lock",
+                    "busy.part.cache", "busy.part.lock", "linked.part.cache", "lockless.part.cache",
+                    "partial.part.cache",
+                    "recent.part.cache", "recent.part.lock",
                 ]
             )
         }

@@ -103,14 +103,16 @@ import FoundationEssentials
         let sidecars = Sidecars(destination: destination)
         // A lock that is not a plain file (a symbolic link, a FIFO) is not pinfetch's: leave it all.
         var lock = stat()
-        if lstat(sidecars.lock, &lock) == 0, (lock.st_mode & S_IFMT) != S_IFREG { return [] }
+        let lockFound = lstat(sidecars.lock, &lock) == 0
+        if lockFound, (lock.st_mode & S_IFMT) != S_IFREG { return [] }
         // Old enough before the lock is taken (a recent one, or its lock, is not touched at all),
-        // and again once it is held: a download that ran meanwhile has touched its files.
-        guard Self.abandoned(sidecars, olderThan: age, now: now) != nil,
+        // and again once it is held: a download that ran meanwhile has touched its files. A
+        // placement is a killed run's only with that run's lock left beside it.
+        guard Self.abandoned(sidecars, placement: lockFound, olderThan: age, now: now) != nil,
             let held = try? DestinationLock(path: sidecars.lock, timeout: 0)  // else in use
         else { return [] }
         defer { held.release() }
-        guard let files = Self.abandoned(sidecars, olderThan: age, now: now) else { return [] }
+        guard let files = Self.abandoned(sidecars, placement: lockFound, olderThan: age, now: now) else { return [] }
         for file in files { try FileSystem.removeRegularFile(file.path) }
         let sizes = Dictionary(uniqueKeysWithValues: files.map { ($0.path, $0.bytes) })
         var removed: [RemovedPartial] = []
@@ -128,21 +130,25 @@ import FoundationEssentials
         return removed
     }
 
-    /// The files of `sidecars` a killed run left, with their sizes in bytes, in the order they go,
-    /// when there is one
+    /// The files of `sidecars` a killed run left (the placement only with `placement`, and only
+    /// a regular file), with their sizes in bytes, in the order they go, when there is one
     /// and each is a regular file not modified for `age` seconds; else `nil`. A `.part` is
     /// pinfetch's only with its checkpoint beside it.
     private static func abandoned(
         _ sidecars: Sidecars,
+        placement: Bool,
         olderThan age: Double,
         now: Date
     ) -> [(path: String, bytes: Int64)]? {
         let hasCheckpoint = FileSystem.isRegularFile(sidecars.checkpoint, followingLinks: false)
-        let candidates = (hasCheckpoint ? [sidecars.partial, sidecars.checkpoint] : []) + [sidecars.cachePlacement]
+        let candidates =
+            (hasCheckpoint ? [sidecars.partial, sidecars.checkpoint] : [])
+            + (placement ? [sidecars.cachePlacement] : [])
         var files: [(path: String, bytes: Int64)] = []
         for path in candidates {
             var info = stat()
             guard lstat(path, &info) == 0 else { continue }
+            if path == sidecars.cachePlacement, (info.st_mode & S_IFMT) != S_IFREG { continue }  // not ours
             guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
             let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
             guard now.timeIntervalSince1970 - modified >= age else { return nil }
