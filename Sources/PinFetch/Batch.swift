@@ -7,14 +7,17 @@ import Synchronization
 /// Workers take jobs in order, but pass over (for a while) one that would only wait: a job for
 /// a host that has as many files in flight as `--max-connections-per-host` allows (the engine
 /// would hold it, and its worker with it, while another host's file could run), or a copy of an
-/// entry pinned the same that is still running (``sibling(of:)``). A job whose first entry
-/// pinned the same was not taken yet is never taken, so no worker waits for a job no worker has.
+/// entry pinned the same that is still running (``sibling(of:)``). A job is never taken while an
+/// earlier entry pinned the same is not, so no worker waits for a job no worker has.
 final class Batch: Sendable {
     private struct State {
         /// Indices of the jobs not taken yet, in order.
         var pending: [Int]
         /// Jobs taken and not finished, by the origin of their first URL.
         var inFlight: [String: Int] = [:]
+        /// For each group of entries pinned the same, the position in it of the first one not
+        /// finished (its count once all are).
+        var firstUnfinished: [Int]
         var results: [FetchResult?]
         var running: Int
         /// The code of the first failure, once there was one.
@@ -34,8 +37,10 @@ final class Batch: Sendable {
     private let claims: DestinationClaims
     /// The event loop every transfer of the batch runs on, started by ``start(workers:done:)``.
     private let engine: Result<TransferEngine, PinFetchError>
-    /// For each job, the first entry before it pinned the same, with another destination.
-    private let leaders: [Int?]
+    /// The entries pinned the same, in order, for each pin of more than one entry.
+    private let groups: [[Int]]
+    /// For each job, its group in ``groups``, if it has one.
+    private let groupOf: [Int?]
     /// For each job, the origin of its first URL (`nil` when it does not parse).
     private let origins: [String?]
     /// How far past the first pending job a worker looks for one that would not wait.
@@ -54,22 +59,21 @@ final class Batch: Sendable {
         self.failFast = failFast
         self.onResult = onResult
         self.transport = Result { () throws(PinFetchError) in try TransportSettings(options) }
+        var byPin: [Pin: [Int]] = [:]
+        for index in jobs.indices { if let pin = jobs[index].pin { byPin[pin, default: []].append(index) } }
+        let groups = byPin.values.filter { $0.count > 1 }.sorted { $0[0] < $1[0] }
+        var groupOf: [Int?] = Array(repeating: nil, count: jobs.count)
+        for (group, members) in groups.enumerated() { for index in members { groupOf[index] = group } }
+        self.groups = groups
+        self.groupOf = groupOf
         self.state = Mutex(
             State(
                 pending: Array(jobs.indices),
+                firstUnfinished: Array(repeating: 0, count: groups.count),
                 results: Array(repeating: nil, count: jobs.count),
                 running: 0
             )
         )
-        var firstByPin: [Pin: Int] = [:]
-        self.leaders = jobs.indices.map { index in
-            guard let pin = jobs[index].pin else { return nil }
-            guard let first = firstByPin[pin] else {
-                firstByPin[pin] = index
-                return nil
-            }
-            return jobs[first].destination == jobs[index].destination ? nil : first
-        }
         self.origins = jobs.map { job in job.mirrors.first.flatMap { try? HTTPURL($0).origin } }
         self.claims = DestinationClaims(jobs.filter { $0.namingDirectory == nil }.map(\.destination))
         self.engine =
@@ -129,19 +133,27 @@ final class Batch: Sendable {
         self.state.withLock { $0.done }?(results)
     }
 
-    /// For a pinned entry, the earliest entry before it with the same pin (and another
-    /// destination): waits until that one ended, and gives its file when it was verified, so this
-    /// entry is a copy of it rather than a second download of the same bytes. `waited` says
-    /// whether there was one to wait for (a stop may have come meanwhile).
+    /// For a pinned entry, the file of an earlier entry pinned the same that was verified, so
+    /// this one is a copy of it rather than a second download of the same bytes: waits while an
+    /// earlier one still runs (if the first fails, the next one that downloads is waited for).
+    /// `nil` when none was verified (this entry is downloaded). `waited` says whether there were
+    /// earlier ones (a stop may have come meanwhile).
     private func sibling(of index: Int) -> (path: String?, waited: Bool) {
         let job = self.jobs[index]
-        guard let first = self.leaders[index] else { return (nil, false) }
+        guard let group = self.groupOf[index], self.groups[group][0] < index else { return (nil, false) }
+        let earlier = self.groups[group].prefix { $0 < index }
         while true {
-            let ended = self.state.withLock { $0.results[first] }
-            if let ended {
-                let verified = ended.error == nil && ended.status != .skipped && ended.status != .failed
-                return (verified && ended.path != job.destination ? ended.path : nil, true)
+            let (verified, running): (String?, Bool) = self.state.withLock { state in
+                for member in earlier {
+                    guard let ended = state.results[member], ended.error == nil, ended.path != job.destination,
+                        ended.status != .skipped, ended.status != .failed
+                    else { continue }
+                    return (ended.path, false)
+                }
+                let first = state.firstUnfinished[group]
+                return (nil, first < self.groups[group].count && self.groups[group][first] < index)
             }
+            guard verified == nil, running else { return (verified, true) }
             if self.control.isCancelled || self.control.notStarting != nil { return (nil, true) }
             usleep(20_000)
         }
@@ -186,7 +198,7 @@ final class Batch: Sendable {
             // one no worker has.
             var position = 0
             for (offset, index) in state.pending.prefix(Self.lookahead).enumerated() {
-                if let leader = self.leaders[index], state.results[leader] == nil { continue }
+                if self.waitsForEarlier(index, state) { continue }
                 if let origin = self.origins[index], self.isBusy(origin, state) { continue }
                 position = offset
                 break
@@ -195,6 +207,14 @@ final class Batch: Sendable {
             if let origin = self.origins[index] { state.inFlight[origin, default: 0] += 1 }
             return (index, self.failFast ? state.firstFailure : nil)
         }
+    }
+
+    /// Whether an earlier entry pinned like job `index` has not finished: taken now, the job's
+    /// worker would wait for it (``sibling(of:)``).
+    private func waitsForEarlier(_ index: Int, _ state: State) -> Bool {
+        guard let group = self.groupOf[index] else { return false }
+        let first = state.firstUnfinished[group]
+        return first < self.groups[group].count && self.groups[group][first] < index
     }
 
     /// Whether a file for `origin` would be held by the engine now: as many are in flight as
@@ -208,6 +228,14 @@ final class Batch: Sendable {
         let firstFailure: PinFetchError.Code? = self.state.withLock { state in
             state.results[index] = result
             if let origin = self.origins[index] { state.inFlight[origin, default: 1] -= 1 }
+            if let group = self.groupOf[index] {
+                let members = self.groups[group]
+                while state.firstUnfinished[group] < members.count,
+                    state.results[members[state.firstUnfinished[group]]] != nil
+                {
+                    state.firstUnfinished[group] += 1
+                }
+            }
             guard let error = result.error, state.firstFailure == nil else { return nil }
             state.firstFailure = error.code
             return error.code

@@ -53,7 +53,14 @@ struct BatchSiblingTests {
         }
     }
 
-    @Test func `a first entry that failed leaves the next one pinned the same to its own URL`() async throws {
+    /// If the first fails, the next downloads from its own URLs and the rest are copies of it
+    /// (an outsider saw every later entry download on its own).
+    @Test(arguments: [1, 3])
+    func `a first entry that failed hands over to the next one pinned the same`(
+        jobs parallelism: Int
+    )
+        async throws
+    {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             ManifestFetchTests.serveFiles(server, missing: ["/f1"])
             try await withTemporaryDirectory { directory in
@@ -65,14 +72,17 @@ struct BatchSiblingTests {
                 let jobs = [
                     FetchJob(mirrors: [server.url("/gone")], destination: "\(directory)/a", pin: pin),
                     FetchJob(mirrors: [server.url("/here")], destination: "\(directory)/b", pin: pin),
+                    FetchJob(mirrors: [server.url("/also-here")], destination: "\(directory)/c", pin: pin),
                 ]
                 var options = FetchOptions()
                 options.retries = 0
-                let results = await Fetcher(options: options).run(jobs, parallelism: 2)
+                let results = await Fetcher(options: options).run(jobs, parallelism: parallelism)
                 #expect(results[0].error?.code == .serverResponse)
                 #expect(results[1].error == nil)
                 #expect(results[1].status == .downloaded)
+                #expect(results[2].status == .alreadyComplete && results[2].fromCache)
                 #expect(contents("\(directory)/b") == body)
+                #expect(contents("\(directory)/c") == body)
                 #expect(server.getRequests.map(\.target) == ["/gone", "/here"])
             }
         }
@@ -116,6 +126,54 @@ struct BatchSiblingTests {
                     change == "other bytes" ? "no longer holds the pinned bytes" : "is no longer a regular file"
                 #expect(warnings.withLock { $0 }.contains { $0.contains(warning) }, "\(warnings.withLock { $0 })")
                 #expect(listing(directory).filter { $0 != "moved" } == ["a", "b"])
+            }
+        }
+    }
+
+    /// Many entries of few pins over two hosts, one connection each, some first entries failing:
+    /// every entry ends (no worker waits for one that no worker has), each pin is fetched once
+    /// by an entry that works, and every file that ends well holds its bytes.
+    @Test(.timeLimit(.minutes(1)), arguments: [1, 2, 5])
+    func `many entries pinned alike over busy hosts all end, each pin fetched once`(
+        jobs parallelism: Int
+    )
+        async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { one in
+            try await withTestHTTPServer(serving: TestResource(body: [])) { two in
+                for server in [one, two] {
+                    server.handler = { request, _ in
+                        let path = request.target
+                        guard !path.hasPrefix("/gone"), let pin = Int(path.split(separator: "/").last ?? "") else {
+                            return TestResponse(status: 404)
+                        }
+                        return TestResponse(status: 200, body: ManifestFetchTests.body(pin))
+                    }
+                }
+                try await withTemporaryDirectory { directory in
+                    // Entry i has pin i % 4; the first entries of pins 0 and 1 go to a missing path.
+                    let jobs = try (0..<24).map { index in
+                        let pin = index % 4
+                        let server = index % 3 == 0 ? one : two
+                        let path = index < 2 ? "/gone/\(pin)" : "/f\(index)/\(pin)"
+                        return FetchJob(
+                            mirrors: [server.url(path)],
+                            destination: "\(directory)/out\(index)",
+                            pin: try Pin(sha256Hex: Fixtures.sha256(ManifestFetchTests.body(pin)))
+                        )
+                    }
+                    var options = FetchOptions()
+                    options.retries = 0
+                    options.maximumConnectionsPerHost = 1
+                    let results = await Fetcher(options: options).run(jobs, parallelism: parallelism)
+                    #expect(results.count == 24)
+                    #expect(results.indices.filter { results[$0].error != nil } == [0, 1])
+                    for index in results.indices where index >= 2 {
+                        #expect(contents("\(directory)/out\(index)") == ManifestFetchTests.body(index % 4), "\(index)")
+                    }
+                    let fetched = (one.getRequests + two.getRequests).map(\.target).filter { !$0.hasPrefix("/gone") }
+                    #expect(fetched.count == 4, "\(fetched)")  // one download per pin
+                }
             }
         }
     }
