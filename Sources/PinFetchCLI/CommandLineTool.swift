@@ -82,7 +82,7 @@ public enum CommandLineTool {
           -q, --quiet                no progress, no retry lines; errors and warnings still go to stderr
           -v, --verbose              each request, the answers' deciding fields and each decision
               --dry-run              say what would be fetched (names, pins, mirrors, already complete,
-                                     cached, resumable) without fetching
+                                     cached, a copy of an entry pinned the same, resumable) without fetching
           -h, --help                 this text
           -V, --version              the version
 
@@ -264,12 +264,23 @@ public enum CommandLineTool {
         _ arguments: Arguments,
         output: Output
     ) -> Result<Void, PinFetchError> {
+        var firstByPin: [Pin: String] = [:]  // a later entry pinned the same is a copy of the first
         for job in jobs {
-            let action: DryRun.Action
+            var action: DryRun.Action
             do throws(PinFetchError) {
                 action = try DryRun.action(for: job, options: arguments.options) { Task.isCancelled }
             } catch {
                 return .failure(error)
+            }
+            if let pin = job.pin {
+                if let first = firstByPin[pin], first != job.destination {
+                    switch action {
+                    case .download, .resume: action = .copy(of: first)
+                    case .alreadyComplete, .fromCache, .copy: break
+                    }
+                } else {
+                    firstByPin[pin] = firstByPin[pin] ?? job.destination
+                }
             }
             let pin = job.pin.map { "\($0)" }
             let urls = job.mirrors.map(Redaction.url)

@@ -78,7 +78,7 @@ struct JSONReport: Encodable {
 }
 
 /// The `--dry-run --json` line for one file: `path`, `url`, `mirrors`, `pin` (`sha256:HEX` or
-/// `null`), `action` (`already-complete`, `from-cache`, `resume`, `download`) and
+/// `null`), `action` (`already-complete`, `from-cache`, `copy`, `resume`, `download`) and
 /// `resume_bytes` (bytes a resume would keep, else `null`).
 struct DryRunReport: Encodable {
     let job: FetchJob
@@ -106,6 +106,7 @@ struct DryRunReport: Encodable {
             name = "resume"
             bytes = kept
         case .download: name = "download"
+        case .copy: name = "copy"
         }
         try container.encode(name, forKey: .action)
         try container.encode(bytes, forKey: .resumeBytes)

@@ -97,4 +97,31 @@ struct CILogTests {
             }
         }
     }
+
+    @Test func `--dry-run says which entries would be copies of an earlier one pinned the same`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                try Data(Fixtures.a).write(to: URL(filePath: "\(directory)/have"))
+                let pin = "sha256:\(Fixtures.sha256A)"
+                try """
+                \(server.url()) \(pin) first
+                \(server.url()) \(pin) have
+                \(server.url("/other")) \(pin) second
+                \(server.url()) unpinned
+
+                """.write(toFile: "\(directory)/m", atomically: true, encoding: .utf8)
+                let json = await runCLI(["--dry-run", "--json", "-P", directory, "-i", "\(directory)/m"])
+                let actions = json.standardOutput.split(separator: "\n").compactMap {
+                    (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["action"] as? String
+                }
+                #expect(actions == ["download", "already-complete", "copy", "download"], "\(json.standardOutput)")
+                let text = await runCLI(["--dry-run", "-P", directory, "-i", "\(directory)/m"])
+                #expect(
+                    text.standardOutput.contains("copy of \(directory)/first, pinned the same"),
+                    "\(text.standardOutput)"
+                )
+                #expect(server.requests.isEmpty)
+            }
+        }
+    }
 }

@@ -14,6 +14,9 @@
         case resume(bytes: Int64)
         /// The file would be downloaded from byte 0.
         case download
+        /// The file would be a copy of the file of an earlier entry of the batch pinned the same,
+        /// once that one is verified (``Batch``).
+        case copy(of: String)
 
         /// The action in words, for a line of output.
         public var description: String {
@@ -22,6 +25,7 @@
             case .fromCache(let entry): "from the cache (\(entry))"
             case .resume(let bytes): "resume after \(bytes) bytes kept"
             case .download: "download"
+            case .copy(let path): "copy of \(path), pinned the same"
             }
         }
     }
