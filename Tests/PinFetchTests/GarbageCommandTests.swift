@@ -129,6 +129,11 @@ struct GarbageCommandTests {
             try Self.write(blob, to: "\(directory)/lockless.part.cache", age: Self.week)  // not provably ours
             try Self.write(blob, to: "\(directory)/recent.part.cache")
             try Self.write([], to: "\(directory)/recent.part.lock", age: Self.week)
+            // A lock made just now is a run that is starting (found by an outsider).
+            try Self.write(blob, to: "\(directory)/starting.part.cache", age: Self.week)
+            try Self.write([], to: "\(directory)/starting.part.lock")
+            try Self.abandon("starting2", in: directory)
+            try Self.write([], to: "\(directory)/starting2.part.lock")
             try Self.write(blob, to: "\(directory)/busy.part.cache", age: Self.week)
             let lock = try DestinationLock(path: "\(directory)/busy.part.lock", timeout: 0)
             defer { lock.release() }
@@ -146,7 +151,8 @@ struct GarbageCommandTests {
                 listing(directory) == [
                     "busy.part.cache", "busy.part.lock", "linked.part.cache", "lockless.part.cache",
                     "partial.part.cache",
-                    "recent.part.cache", "recent.part.lock",
+                    "recent.part.cache", "recent.part.lock", "starting.part.cache", "starting.part.lock",
+                    "starting2.part", "starting2.part.lock", "starting2.part.state",
                 ]
             )
         }

@@ -105,6 +105,8 @@ import FoundationEssentials
         var lock = stat()
         let lockFound = lstat(sidecars.lock, &lock) == 0
         if lockFound, (lock.st_mode & S_IFMT) != S_IFREG { return [] }
+        // A lock made recently is a run that is starting (found by an outsider): leave it all.
+        if lockFound, now.timeIntervalSince1970 - Self.modified(lock) < age { return [] }
         // Old enough before the lock is taken (a recent one, or its lock, is not touched at all),
         // and again once it is held: a download that ran meanwhile has touched its files. A
         // placement is a killed run's only with that run's lock left beside it.
@@ -150,10 +152,14 @@ import FoundationEssentials
             guard lstat(path, &info) == 0 else { continue }
             if path == sidecars.cachePlacement, (info.st_mode & S_IFMT) != S_IFREG { continue }  // not ours
             guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-            guard now.timeIntervalSince1970 - modified >= age else { return nil }
-            files.append((path, Int64(info.st_size)))
+            guard now.timeIntervalSince1970 - Self.modified(info) >= age else { return nil }
+            files.append((path, info.st_nlink > 1 ? 0 : Int64(info.st_size)))  // a second name frees nothing
         }
         return files.isEmpty ? nil : files
+    }
+
+    /// The modification time of `info`, in seconds since the epoch.
+    private static func modified(_ info: stat) -> Double {
+        Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     }
 }
