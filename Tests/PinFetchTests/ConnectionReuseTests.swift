@@ -75,18 +75,17 @@ struct ConnectionReuseTests {
     }
 
     @Test func `a connect that fails is not counted as a reused connection`() async throws {
-        let gone = try TestHTTPServer(serving: TestResource(body: []))
-        gone.shutdown()
-        #expect(await gone.waitUntilStopped())
-        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
-            server.handler = Self.keepAlive(bodyOnHead: false)
-            let seen = try await performInTurn([
-                TransferRequest(url: server.url(), method: .get, headers: []),
-                TransferRequest(url: gone.url(), method: .get, headers: []),
-            ])
-            #expect(seen[0].outcome.category == .ok)
-            #expect(seen[1].outcome.category == .network)  // connection refused
-            #expect(seen[1].outcome.reusedConnection == false)
+        try await Nginx.withRefusingPort { refusing in
+            try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+                server.handler = Self.keepAlive(bodyOnHead: false)
+                let seen = try await performInTurn([
+                    TransferRequest(url: server.url(), method: .get, headers: []),
+                    TransferRequest(url: "http://127.0.0.1:\(refusing)/file", method: .get, headers: []),
+                ])
+                #expect(seen[0].outcome.category == .ok)
+                #expect(seen[1].outcome.category == .network)  // connection refused
+                #expect(seen[1].outcome.reusedConnection == false)
+            }
         }
     }
 }

@@ -229,6 +229,24 @@ final class Nginx {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Runs `body` with a loopback port that refuses connections for as long as it runs: a
+    /// socket bound there that never listens, so no server of a test running beside it can take
+    /// the port (a port found free and then closed can be taken by one; CI saw it).
+    static func withRefusingPort<T>(_ body: (Int) async throws -> T) async throws -> T {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw NginxError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = Self.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        guard bound else { throw NginxError("bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
+        return try await body(Int(UInt16(bigEndian: address.sin_port)))
+    }
+
     /// Whether a TCP connection to `127.0.0.1:port` succeeds (it is closed at once).
     static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
