@@ -40,6 +40,13 @@ extension CommandLineTool {
             let err = Self.writeAll(to: 2)
             let failure = Mutex<Int32?>(nil)
             let closed = Self.closedAtStart.withLock { $0 }
+            // `-o -` into a closed stdout fails too: the verified bytes never reach /dev/null.
+            let bytes: BinaryWriter
+            if closed.contains(1) {
+                bytes = { (_: UnsafeRawBufferPointer) -> Int32 in Glibc.EBADF }
+            } else {
+                bytes = Self.writeAll(to: 1)
+            }
             return Output(
                 standardOutput: { text in
                     // A closed stdout took nothing, though /dev/null holds its place.
@@ -48,6 +55,7 @@ extension CommandLineTool {
                 },
                 standardError: { text in _ = Self.send(text, with: err) },
                 terminal: TerminalCapabilities.standardError(environment: ProcessInfo.processInfo.environment),
+                standardOutputBytes: bytes,
                 standardOutputFailure: { failure.withLock { $0 } }
             )
         }

@@ -93,6 +93,22 @@ struct PipeTests {
         }
     }
 
+    /// A stdout closed at start holds /dev/null (so nothing else takes its number), yet `-o -`
+    /// must not report the bytes delivered.
+    @Test func `-o - into a closed standard output is exit 3 and leaves nothing`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let child = try await Self.bash(
+                    "\"$PF\" -q --no-cache --sha256 \(Fixtures.sha256A) -o - \(server.url()) >&-; "
+                        + "echo \"$?\" > \(directory)/status",
+                    in: directory
+                )
+                #expect(contents("\(directory)/status") == Array("3\n".utf8), "\(child.transcript)")
+                #expect(listing("\(directory)/tmp") == [])
+            }
+        }
+    }
+
     @Test func `a failed file stays worse than a standard output that failed`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
