@@ -215,27 +215,24 @@ final class Nginx {
 
     /// A loopback port that was free a moment ago: bind `127.0.0.1:0`, read the port, close.
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw NginxError("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = Self.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(fd, address, length) == 0 && getsockname(fd, address, &length) == 0
-            }
-        }
-        guard bound else { throw NginxError("bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try Self.boundLoopbackSocket()
+        close(fd)
+        return port
     }
 
     /// Runs `body` with a loopback port that refuses connections for as long as it runs: a
     /// socket bound there that never listens, so no server of a test running beside it can take
     /// the port (a port found free and then closed can be taken by one; CI saw it).
     static func withRefusingPort<T>(_ body: (Int) async throws -> T) async throws -> T {
+        let (fd, port) = try Self.boundLoopbackSocket()
+        defer { close(fd) }
+        return try await body(port)
+    }
+
+    /// A TCP socket bound to `127.0.0.1:0` (not listening), and the port it got; the caller closes it.
+    private static func boundLoopbackSocket() throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw NginxError("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
         var address = Self.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
@@ -243,8 +240,12 @@ final class Nginx {
                 bind(fd, address, length) == 0 && getsockname(fd, address, &length) == 0
             }
         }
-        guard bound else { throw NginxError("bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
-        return try await body(Int(UInt16(bigEndian: address.sin_port)))
+        guard bound else {
+            let message = "bind 127.0.0.1:0: \(String(cString: strerror(errno)))"
+            close(fd)
+            throw NginxError(message)
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// Whether a TCP connection to `127.0.0.1:port` succeeds (it is closed at once).
