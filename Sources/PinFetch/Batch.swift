@@ -74,7 +74,7 @@ final class Batch: Sendable {
                 running: 0
             )
         )
-        self.origins = jobs.map { job in job.mirrors.first.flatMap { try? HTTPURL($0).origin } }
+        self.origins = jobs.map { job in (try? job.urls.get())?.first?.origin }
         self.claims = DestinationClaims(jobs.filter { $0.namingDirectory == nil }.map(\.destination))
         self.engine =
             jobs.isEmpty

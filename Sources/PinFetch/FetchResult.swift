@@ -102,7 +102,7 @@ extension FetchResult {
     }
 
     /// A result with nothing done yet: `failed` with `error`, all counters 0.
-    @_spi(CLI) public static func failed(
+    package static func failed(
         url: String,
         path: String,
         algorithm: HashAlgorithm,

@@ -85,7 +85,10 @@ public struct Fetcher: Sendable {
 /// One file of a batch: its mirrors, where it goes, and its pin.
 public struct FetchJob: Sendable, Hashable {
     /// URLs of the same file, in order of preference (at least one).
-    public var mirrors: [String]
+    public var mirrors: [String] { didSet { self.urls = Self.parse(self.mirrors) } }
+    /// ``mirrors`` parsed, once, whenever they are set: the first that is not an absolute
+    /// `http`/`https` URL is the failure (``PinFetchError/Code/usage``).
+    package private(set) var urls: Result<[HTTPURL], PinFetchError>
     /// The file path to create or replace.
     public var destination: String
     /// The expected digest, or `nil` to compute and report one.
@@ -99,6 +102,16 @@ public struct FetchJob: Sendable, Hashable {
 
     public init(mirrors: [String], destination: String, pin: Pin? = nil, namingDirectory: String? = nil) {
         self.mirrors = mirrors
+        self.urls = Self.parse(mirrors)
+        self.destination = destination
+        self.pin = pin
+        self.namingDirectory = namingDirectory
+    }
+
+    /// A job of URLs parsed already (at the command line's boundary): not parsed again.
+    package init(urls: [HTTPURL], destination: String, pin: Pin? = nil, namingDirectory: String? = nil) {
+        self.mirrors = urls.map(\.given)
+        self.urls = .success(urls)
         self.destination = destination
         self.pin = pin
         self.namingDirectory = namingDirectory
@@ -110,7 +123,11 @@ extension FetchJob {
     /// it does not parse).
     var shownURL: String {
         guard let first = self.mirrors.first else { return "" }
-        return (try? HTTPURL(first))?.redacted ?? first
+        return (try? self.urls.get().first)?.redacted ?? first
+    }
+
+    private static func parse(_ mirrors: [String]) -> Result<[HTTPURL], PinFetchError> {
+        Result { () throws(PinFetchError) in try mirrors.map { (text) throws(PinFetchError) in try HTTPURL(text) } }
     }
 }
 
@@ -137,13 +154,4 @@ final class TransferControl: Sendable {
         if self.isCancelled { return (.cancelled, "the run was interrupted") }
         return self.failFastCause.withLock { $0 }.map { ($0, "an earlier file failed (fail-fast)") }
     }
-}
-
-/// Validates an absolute `http`/`https` URL with a host, so bad input is refused before anything
-/// is created (DESIGN.md: exit 2 creates nothing). The rules are `HTTPURL`'s, so the two always
-/// agree on which URLs are valid.
-/// - Throws: ``PinFetchError/Code/usage`` naming what is wrong: a control character, white space at
-///   either end, a scheme other than `http`/`https`, no host or a bad one, or a port outside 1...65535.
-@_spi(CLI) public func validateURL(_ text: String) throws(PinFetchError) {
-    _ = try HTTPURL(text)
 }

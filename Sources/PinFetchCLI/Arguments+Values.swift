@@ -1,6 +1,6 @@
 import FoundationEssentials
 @preconcurrency import Glibc
-@_spi(CLI) public import PinFetch
+import PinFetch
 
 /// The values options take: numbers of seconds and bytes, headers, credentials, names, and what
 /// the environment says (cache, trust anchors).
@@ -31,7 +31,7 @@ extension Arguments {
     /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong, the URL's secrets as `***`.
     static func remoteCache(_ value: String, from source: String) throws(PinFetchError) -> String {
         do throws(PinFetchError) {
-            try validateURL(value)
+            _ = try HTTPURL(value)
         } catch {
             throw PinFetchError(.usage, "\(source): \(error.message)")
         }
@@ -357,26 +357,23 @@ extension Arguments {
         if value("CURL_CA_BUNDLE") == nil, let path = value("SSL_CERT_DIR") { self.options.caDirectory = path }
     }
 
-    /// The destination of the command line's URL: `-o`, else the last segment of the URL path,
-    /// percent-decoded, inside `-P`.
+    /// The destination of the command line's URL, `url` (its first, parsed): `-o`, else the
+    /// last segment of the URL path, percent-decoded, inside `-P`.
     /// - Throws: ``PinFetchError/Code/usage`` when the URL names no usable file name.
-    public func destination() throws(PinFetchError) -> String {
+    func destination(of url: HTTPURL?) throws(PinFetchError) -> String {
         if let output = self.output { return output }
-        let name = try Self.fileName(fromURL: self.urls.first ?? "")
+        guard let url else { throw PinFetchError(.usage, "the URL names no file; give -o PATH") }
+        let name = try Self.fileName(of: url)
         return self.directory.map { Text.path($0, name) } ?? name
     }
 
     /// The last segment of a URL's path, percent-decoded, when it is a usable file name.
-    /// - Throws: ``PinFetchError/Code/usage`` when it is empty, `.`, `..` or holds `/` or control characters.
-    public static func fileName(fromURL url: String) throws(PinFetchError) -> String {
-        var path = Substring(url)
-        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
-        if let scheme = path.firstRange(of: "://") { path = path[scheme.upperBound...] }
-        guard let slash = path.firstIndex(of: "/") else {
+    /// - Throws: ``PinFetchError/Code/usage`` when the path is empty, or its last segment is
+    ///   empty, `.`, `..`, holds `/`, `\\` or control characters, or is too long for a file name.
+    static func fileName(of url: HTTPURL) throws(PinFetchError) -> String {
+        guard let name = url.pathSegments.last else {
             throw PinFetchError(.usage, "the URL names no file; give -o PATH")
         }
-        let segment = path[slash...].split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        let name = Text.percentDecoded(segment) ?? String(segment)
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\\"),
             !name.unicodeScalars.contains(where: {
                 $0.properties.generalCategory == .control || SafeFileName.isBidirectionalControl($0)
@@ -386,17 +383,5 @@ extension Arguments {
             throw PinFetchError(.usage, "the URL names no usable file name; give -o PATH")
         }
         return name
-    }
-
-    /// The segments of `url`'s path, each percent-decoded (kept as written where that fails):
-    /// `https://h/a/my%20file?q#f` gives `["a", "my file"]`.
-    public static func pathSegments(ofURL url: String) -> [String] {
-        var path = Substring(url)
-        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
-        if let scheme = path.firstRange(of: "://") { path = path[scheme.upperBound...] }
-        guard let slash = path.firstIndex(of: "/") else { return [] }
-        return path[path.index(after: slash)...].split(separator: "/", omittingEmptySubsequences: false).map {
-            Text.percentDecoded($0) ?? String($0)
-        }
     }
 }

@@ -1,6 +1,6 @@
 import FoundationEssentials
 @preconcurrency import Glibc
-@_spi(CLI) public import PinFetch
+public import PinFetch
 
 /// The parsed command line (DESIGN.md, "Command line").
 public struct Arguments: Sendable {

@@ -1,7 +1,7 @@
 import Dispatch
 import FoundationEssentials
 @preconcurrency import Glibc
-@_spi(CLI) import PinFetch
+import PinFetch
 import Synchronization
 
 /// The `pinfetch` command: parses arguments, runs the fetch, prints `--json` and errors, and

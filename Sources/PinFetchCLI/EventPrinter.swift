@@ -1,6 +1,6 @@
 import FoundationEssentials
 @preconcurrency import Glibc
-@_spi(CLI) import PinFetch
+import PinFetch
 import Synchronization
 
 /// What the command line prints of a fetch's ``FetchEvent``s on stderr: each warning once

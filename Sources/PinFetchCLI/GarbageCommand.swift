@@ -1,4 +1,4 @@
-@_spi(CLI) import PinFetch
+import PinFetch
 
 /// `pinfetch gc [DIR ...] [--older-than DURATION]`: removes abandoned partials (a `.part` with
 /// pinfetch's `.part.state` beside it, a `.part.cache` beside the `.part.lock` of a killed run)

@@ -1,6 +1,6 @@
 import FoundationEssentials
 @preconcurrency import Glibc
-@_spi(CLI) import PinFetch
+import PinFetch
 
 /// The `--json` line for one file (DESIGN.md, "`--json` result"), keys in snake_case; the
 /// digest's key is its algorithm (`sha256` or `sha512`).

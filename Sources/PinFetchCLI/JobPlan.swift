@@ -1,6 +1,6 @@
 import FoundationEssentials
 @preconcurrency import Glibc
-@_spi(CLI) import PinFetch
+import PinFetch
 
 /// Turns the command line into the files to fetch: one file from the URLs given (mirrors of
 /// it), or many from `-i` (DESIGN.md, "Many files").
@@ -24,15 +24,15 @@ enum JobPlan {
         for arguments: Arguments,
         report: (Report) -> Void = { _ in }
     ) async throws(PinFetchError) -> [FetchJob] {
-        for url in arguments.urls { try validateURL(url) }
+        // Each URL is parsed once, here: exit 2 before any file is touched.
+        let urls = try arguments.urls.map { (text) throws(PinFetchError) in try HTTPURL(text) }
         let keys = try Self.trustedKeys(arguments)  // a bad key file is exit 2 before any request
-        var jobs = try await Self.plan(arguments, keys: keys, report: report)
+        var jobs = try await Self.plan(arguments, urls: urls, keys: keys, report: report)
         for index in jobs.indices {
             jobs[index].pin = try Self.pin(of: jobs[index])
             jobs[index].hashedMirrors = arguments.hashedMirrors + jobs[index].hashedMirrors
         }
         for job in jobs {
-            for url in job.mirrors { try validateURL(url) }  // exit 2 before any file is touched
             var info = stat()
             if job.destination.hasSuffix("/")
                 || (stat(job.destination, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR)
@@ -48,10 +48,11 @@ enum JobPlan {
     /// the files are known, so a failed fetch of it reports each of them as skipped.
     private static func plan(
         _ arguments: Arguments,
+        urls: [HTTPURL],
         keys: TrustedKeys?,
         report: (Report) -> Void
     ) async throws(PinFetchError) -> [FetchJob] {
-        var jobs = try await Self.listed(arguments, keys: keys, report: report)
+        var jobs = try await Self.listed(arguments, urls: urls, keys: keys, report: report)
         guard let source = arguments.checksumFile else { return jobs }
         // A malformed pin in a URL's fragment is bad input before any request (the checksum
         // file's fetch included).
@@ -81,7 +82,7 @@ enum JobPlan {
         // must agree with it, and is replaced by it.
         for index in jobs.indices where jobs[index].pin == nil || keys != nil {
             let pin = try sums.pin(
-                forURLPath: Arguments.pathSegments(ofURL: jobs[index].mirrors[0]),
+                forURLPath: (try? jobs[index].urls.get())?.first?.pathSegments ?? [],
                 fileName: Text.lastPathComponent(jobs[index].destination)
             )
             if let own = jobs[index].pin, own.algorithm == pin.algorithm, own != pin {
@@ -98,17 +99,18 @@ enum JobPlan {
     /// The files the command line or the input file lists, with the pins they carry.
     private static func listed(
         _ arguments: Arguments,
+        urls: [HTTPURL],
         keys: TrustedKeys?,
         report: (Report) -> Void
     ) async throws(PinFetchError)
         -> [FetchJob]
     {
         guard let input = arguments.inputFile else {
-            let destination = try arguments.destination()
+            let destination = try arguments.destination(of: urls.first)
             let directory = arguments.contentDisposition ? arguments.directory ?? "." : nil
             return [
                 FetchJob(
-                    mirrors: arguments.urls,
+                    urls: urls,
                     destination: destination,
                     pin: arguments.pin,
                     namingDirectory: directory
@@ -144,8 +146,9 @@ enum JobPlan {
         var jobs: [FetchJob] = []
         var outputs = OutputNames()
         for entry in manifest.entries {
+            let urls = try entry.mirrors.map { (text) throws(PinFetchError) in try HTTPURL(text) }
             var name = entry.output ?? ""
-            if entry.output == nil { name = try Arguments.fileName(fromURL: entry.mirrors[0]) }
+            if entry.output == nil { name = try Arguments.fileName(of: urls[0]) }
             let destination: String
             do throws(PinFetchError) {
                 let resolved = try SafeFileName.resolve(name, in: directory)
@@ -156,7 +159,7 @@ enum JobPlan {
             try outputs.claim(destination, line: entry.line, input: input)
             let pin = entry.pin ?? arguments.pin
             let naming = arguments.contentDisposition && entry.output == nil ? directory : nil
-            var job = FetchJob(mirrors: entry.mirrors, destination: destination, pin: pin, namingDirectory: naming)
+            var job = FetchJob(urls: urls, destination: destination, pin: pin, namingDirectory: naming)
             job.hashedMirrors = manifest.hashedMirrors
             jobs.append(job)
         }
@@ -219,9 +222,10 @@ enum JobPlan {
     ///   other algorithms: one file, one pin).
     static func pin(of job: FetchJob) throws(PinFetchError) -> Pin? {
         var pin = job.pin
-        for url in job.mirrors {
-            guard let hash = url.firstIndex(of: "#") else { continue }
-            for parameter in url[url.index(after: hash)...].split(separator: "&") {
+        for parsed in (try? job.urls.get()) ?? [] {
+            guard let fragment = parsed.fragment else { continue }
+            let url = parsed.given
+            for parameter in fragment.split(separator: "&") {
                 let decoded = Text.percentDecoded(parameter) ?? String(parameter)
                 let parts = decoded.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let name = parts[0].lowercased()
@@ -273,14 +277,6 @@ enum JobPlan {
         return lower.hasPrefix("http://") || lower.hasPrefix("https://") ? Redaction.url(source) : source
     }
 
-    /// `scheme://host:port` of `url`, the default port filled in (RFC 6454), or `nil`.
-    static func origin(_ url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.host?.lowercased()
-        else { return nil }
-        return "\(scheme)://\(host):\(components.port ?? (scheme == "https" ? 443 : 80))"
-    }
-
     /// One spelling per file for the checks of a batch: the directory part with its symbolic
     /// links resolved as far as it exists (`link/f` and `real/f` are one file when `link` points
     /// to `real`), then the name. The name itself is not resolved: a link there is replaced by
@@ -327,8 +323,8 @@ enum JobPlan {
         options.cacheDirectory = nil  // an unpinned input file never enters the cache
         // --user and -H are for the mirrors' origins: a checksum file or manifest elsewhere gets
         // neither (a netrc entry is for its own host, so it still applies).
-        let mirrorOrigins = Set((arguments.urls + arguments.baseURLs).compactMap(Self.origin))
-        if let origin = Self.origin(source), !mirrorOrigins.contains(origin) {
+        let mirrorOrigins = Set((arguments.urls + arguments.baseURLs).compactMap { try? HTTPURL($0).origin })
+        if let origin = try? HTTPURL(source).origin, !mirrorOrigins.contains(origin) {
             options.credentials = nil
             options.headers = []
         }

@@ -1,4 +1,4 @@
-@_spi(CLI) import PinFetch
+import PinFetch
 
 /// The outputs of one batch, checked before anything is created (DESIGN.md, "Many files"): no
 /// two lines write one file, no output is another's sidecar (`x.part`, `x.part.state`, …),

@@ -1,6 +1,6 @@
 import FoundationEssentials
 @preconcurrency import Glibc
-@_spi(CLI) import PinFetch
+import PinFetch
 import Synchronization
 
 /// Progress on stderr (issue 12, point 5). On a terminal that redraws, a bar per active

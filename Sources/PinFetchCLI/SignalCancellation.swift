@@ -1,5 +1,5 @@
 @preconcurrency import Glibc
-@_spi(CLI) import PinFetch
+import PinFetch
 import Synchronization
 
 /// Turns SIGHUP, SIGINT and SIGTERM into a cancellation, remembering which signal came.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 @preconcurrency import Glibc
-@_spi(CLI) import PinFetch
+import PinFetch
 
 /// `-o -` (issue 11, point 6): the body goes to a partial in a private temporary directory, and
 /// only once the pin matched are the verified bytes copied to standard output, so a pipe never
@@ -17,7 +17,7 @@ struct StandardOutputDelivery {
     /// - Throws: ``PinFetchError/Code/fileIO`` when it cannot be created.
     init(for url: String) throws(PinFetchError) {
         self.directory = try TemporaryDirectory.make(prefix: "pinfetch-stdout-")
-        let name = (try? Arguments.fileName(fromURL: url)) ?? "download"
+        let name = (try? HTTPURL(url)).flatMap { try? Arguments.fileName(of: $0) } ?? "download"
         self.path = "\(self.directory)/\(name)"
     }
 

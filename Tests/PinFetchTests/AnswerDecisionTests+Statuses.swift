@@ -1,6 +1,6 @@
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// The rows of ``AnswerDecisionTests`` for `206` answers, and for `416` and the other statuses.
 extension AnswerDecisionTests {

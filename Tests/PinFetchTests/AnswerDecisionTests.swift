@@ -1,6 +1,6 @@
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// DESIGN.md "Answer to the ranged GET": one row per kind of answer, the ones real servers get
 /// wrong included (issue 8). The same kinds run end to end in `AnswerEndToEndTests`.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Issue 8's answer kinds end to end: the in-process server replays each misbehaving server, the
 /// command line runs against it, and the test checks the bytes on disk, the exit status and the

@@ -1,6 +1,6 @@
 import Foundation
-@_spi(CLI) import PinFetch
-import PinFetchCLI
+import PinFetch
+@testable import PinFetchCLI
 import Testing
 
 /// The command line of DESIGN.md: every option in both spellings, and usage errors (exit 2).
@@ -242,7 +242,7 @@ struct ArgumentsTests {
         ("http://user@h/x/y", "y"),
     ])
     func `the destination is the last segment of the URL path`(url: String, name: String) throws {
-        #expect(try Arguments.parse([url]).destination() == name)
+        #expect(try Arguments.parse([url]).destination(of: HTTPURL(url)) == name)
     }
 
     @Test(arguments: [
@@ -251,9 +251,9 @@ struct ArgumentsTests {
     ])
     func `a URL without a usable file name needs -o`(url: String) throws {
         let arguments = try Arguments.parse([url])
-        let error = #expect(throws: PinFetchError.self) { try arguments.destination() }
+        let error = #expect(throws: PinFetchError.self) { try arguments.destination(of: HTTPURL(url)) }
         #expect(error?.code.exitStatus == 2)
-        #expect(try Arguments.parse([url, "-o", "given"]).destination() == "given")
+        #expect(try Arguments.parse([url, "-o", "given"]).destination(of: HTTPURL(url)) == "given")
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
-@_spi(CLI) import PinFetch
+import PinFetch
 import Synchronization
 import Testing
 

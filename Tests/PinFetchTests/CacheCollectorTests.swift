@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `pinfetch gc --cache-dir DIR --max-size SIZE` (issue 10, point 3): the least recently used
 /// entries go first, and nothing but entries and abandoned temporaries is ever removed.

@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// The slots of `<dest>.part.state`: durable records alternate between two slots, a torn write
 /// loses at most the record being written, and a file of the first format still reads.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// What a resume trusts of a partial (issue 9, point 2): the light span only when it hashes to
 /// the light state, a durable record only while its 64 KiB tail is unchanged.

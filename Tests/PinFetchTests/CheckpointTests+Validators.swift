@@ -1,6 +1,6 @@
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// The validator a checkpoint records is held to the rules a server's is held to.
 extension CheckpointTests {

@@ -2,7 +2,7 @@ import COpenSSL
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// A deterministic generator (SplitMix64), so a failing garbage case can be reproduced.
 struct SeededGenerator: RandomNumberGenerator {

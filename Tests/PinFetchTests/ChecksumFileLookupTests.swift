@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 @testable import PinFetchCLI
 
 /// `--checksum-file` finds the entry by the URL's path first (issue 12, point 3): the longest
@@ -33,7 +33,7 @@ struct ChecksumFileLookupTests {
     @Test(arguments: Self.lookups)
     func `the longest suffix of the URL's path wins, then the output name`(lookup: Lookup) throws {
         let pin = try Self.tree.pin(
-            forURLPath: Arguments.pathSegments(ofURL: lookup.url),
+            forURLPath: HTTPURL(lookup.url).pathSegments,
             fileName: lookup.fileName
         )
         #expect(pin == lookup.pin)
@@ -51,7 +51,7 @@ struct ChecksumFileLookupTests {
     func `an ambiguous or missing entry is bad input`(text: String, url: String, name: String, reason: String) throws {
         let file = try Known.parse(text)
         let error = #expect(throws: PinFetchError.self) {
-            try file.pin(forURLPath: Arguments.pathSegments(ofURL: url), fileName: name)
+            try file.pin(forURLPath: HTTPURL(url).pathSegments, fileName: name)
         }
         #expect(error?.code == .usage)
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
@@ -66,8 +66,8 @@ struct ChecksumFileLookupTests {
         ("https://h/a/my%20file?q=1#f", ["a", "my file"]), ("https://h", []), ("https://h/", [""]),
         ("http://u:p@h:8/x/%ZZ", ["x", "%ZZ"]),
     ])
-    func `URL path segments are percent-decoded, query and fragment dropped`(url: String, expected: [String]) {
-        #expect(Arguments.pathSegments(ofURL: url) == expected)
+    func `URL path segments are percent-decoded, query and fragment dropped`(url: String, expected: [String]) throws {
+        #expect(try HTTPURL(url).pathSegments == expected)
     }
 
     @Test func `-o tool with a URL that SHA256SUMS lists under its own name gets that entry's pin`() async throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// What a checksum file may not hold, and how an entry is found by name.
 extension ChecksumFileTests {

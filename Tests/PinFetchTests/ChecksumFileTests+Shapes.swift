@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// More rows of ``ChecksumFileTests/shapes``: BSD-tagged files and the shapes after them.
 extension ChecksumFileTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `ChecksumFile`: the shapes of `SHA256SUMS` and friends as release pages publish them
 /// (DESIGN.md, `--checksum-file`). Digests are made-up hex; the expected pins are built from raw

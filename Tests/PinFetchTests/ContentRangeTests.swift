@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `Content-Range` (RFC 9110 §14.4): ranges, unsatisfied ranges and 64-bit lengths.
 struct ContentRangeTests {

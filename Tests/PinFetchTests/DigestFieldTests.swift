@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `Repr-Digest` / `Content-Digest` (RFC 9530): parsed, checked against the bytes, never the ETag.
 struct DigestFieldTests {

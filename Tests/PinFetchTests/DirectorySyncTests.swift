@@ -50,7 +50,7 @@ struct DirectorySyncTests {
             for index in 0..<16 {
                 group.enter()
                 Thread.detachNewThread {
-                    FileManager.default.createFile(atPath: "\(directory)/f\(index).part", contents: Data("x".utf8))
+                    _ = FileManager.default.createFile(atPath: "\(directory)/f\(index).part", contents: Data("x".utf8))
                     rename("\(directory)/f\(index).part", "\(directory)/f\(index)")
                     do { try sync.synchronize(directory) } catch { failures.withLock { $0 += 1 } }
                     group.leave()

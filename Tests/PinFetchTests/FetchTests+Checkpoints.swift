@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Damaged, foreign and outgrown checkpoints: never trusted, and the pin still decides.
 extension FetchTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// The single-file fetch against the in-process server: bytes on disk, digests, exit statuses
 /// and the requests the server saw (issue 2's cases).

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// A full disk and a read-only directory, on a small tmpfs the test mounts (root only; the
 /// tests are skipped where the machine does not allow mounting).

@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 @testable import PinFetchCLI
 
 /// Issue 9, point 6: a kept partial is named in `--json`, and `pinfetch gc` removes abandoned

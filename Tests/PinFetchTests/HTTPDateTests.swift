@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// HTTP-dates (RFC 9110 §5.6.7): the three forms a recipient must accept, and what is not one.
 struct HTTPDateTests {

@@ -1,6 +1,6 @@
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `HTTPURL`: what a typed URL and a redirect's `Location` become (RFC 3986 §2 and §5.2,
 /// RFC 9110 §4.2.4 and §10.2.2).
@@ -77,10 +77,13 @@ struct HTTPURLTests {
         #expect(error?.message.isEmpty == false)
         #expect(error?.message.contains("\n") == false)
         #expect(error?.message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) } == false)
-        #expect(throws: PinFetchError.self) { try validateURL(text) }  // the public check agrees
+        // A job of such a URL fails with the same words, and the same code.
+        let job = FetchJob(mirrors: [text], destination: "x")
+        #expect(throws: PinFetchError.self) { try job.urls.get() }
+        #expect(job.urls == .failure(error ?? PinFetchError(.generic, "")))
     }
 
-    @Test func `error messages keep the words of validateURL`() {
+    @Test func `error messages name what is wrong with the URL`() {
         let messages = ["ftp://h/x", "http:///x", "h/x", "http://h/a\u{7}b", "http://h:0/x"].map { text in
             #expect(throws: PinFetchError.self) { try HTTPURL(text) }?.message ?? ""
         }

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(CLI) import PinFetch
+import PinFetch
 import Testing
 
 /// Hash-addressed mirrors (issue 16, point 3): asked first for a pinned file, verified like any

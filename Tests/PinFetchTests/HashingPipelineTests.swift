@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// When the hashing pipeline takes each kind of checkpoint, and that each one's state is the
 /// digest of exactly the bytes before its offset.

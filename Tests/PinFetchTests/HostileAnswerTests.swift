@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Inputs an outside tester used to break issue 8's work, kept as tests: servers that send a
 /// slice for the whole, drop validators, or lie in HEAD; a restart that fails before it starts;

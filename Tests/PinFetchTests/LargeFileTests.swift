@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Files over 4 GiB: every size, offset, `Range`/`Content-Range` value and checkpoint field is
 /// 64-bit. About 10 GiB cross loopback, so it runs when `PINFETCH_LARGE_TESTS=1` (CI sets it).

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `Manifest`: `URL [URL ...] [checksum] [output]` lines, checksum files under a base URL, and
 /// `--shard K/N` (DESIGN.md, "Many files — the agreed forms").

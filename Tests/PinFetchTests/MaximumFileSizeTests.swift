@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 @testable import PinFetchCLI
 
 /// `--max-filesize` (issue 10, point 5): an answer announcing more fails before its body, a body

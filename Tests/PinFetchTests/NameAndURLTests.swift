@@ -1,8 +1,8 @@
 import Foundation
-import PinFetchCLI
+@testable import PinFetchCLI
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Names and URLs are clean (issue 10, point 7): a name taken from a URL follows the rules of
 /// every other output name, and a URL longer than 8 KiB is bad input with a short message.
@@ -14,7 +14,7 @@ struct NameAndURLTests {
         "http://h/" + String(repeating: "a", count: 256),  // longer than a file name may be
     ])
     func `a URL whose last segment is no safe name needs -o`(url: String) {
-        let error = #expect(throws: PinFetchError.self) { try Arguments.fileName(fromURL: url) }
+        let error = #expect(throws: PinFetchError.self) { try Arguments.fileName(of: HTTPURL(url)) }
         #expect(error?.code == .usage)
         #expect(error?.message.contains("give -o PATH") == true)
     }

@@ -3,7 +3,7 @@ import Foundation
 import PinFetchCLI
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// What a second outsider pass broke in issue 12's build, each kept as the input that broke it.
 extension OutsiderFindings12Tests {

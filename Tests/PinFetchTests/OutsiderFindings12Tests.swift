@@ -3,7 +3,7 @@ import Foundation
 import PinFetchCLI
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// What an outsider broke in issue 12's first build, each kept as the input that broke it.
 struct OutsiderFindings12Tests {
@@ -183,7 +183,7 @@ struct OutsiderFindings12Tests {
         #expect(error?.message.contains("line 2") == true && error?.code == .usage)
         try await withTemporaryDirectory { directory in
             let manifest = Array("http://127.0.0.1:9/a ok\nhttp://127.0.0.1:9/b caf".utf8) + [0xE9, 0x0A]
-            FileManager.default.createFile(atPath: "\(directory)/m", contents: Data(manifest))
+            _ = FileManager.default.createFile(atPath: "\(directory)/m", contents: Data(manifest))
             let run = await runCLI(Self.quiet + ["-P", "\(directory)/o", "-i", "\(directory)/m"])
             #expect(run.status == 2)
             #expect(run.standardError.contains("line 2 is not UTF-8"), "\(run.standardError)")
@@ -244,7 +244,7 @@ struct OutsiderFindings12Tests {
                     : TestResponse(status: 200, body: Array("file".utf8))
             }
             try await withTemporaryDirectory { directory in
-                FileManager.default.createFile(atPath: "\(directory)/file", contents: Data("x".utf8))
+                _ = FileManager.default.createFile(atPath: "\(directory)/file", contents: Data("x".utf8))
                 for arguments in [
                     ["-i", server.url("/list"), "-P", "\(directory)/out"], ["-o", "-", server.url("/f")],
                 ] {

@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// What an outsider broke before issue 10 was closed, each kept as the input that broke it.
 struct OutsiderFindingsTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `Pin(parsing:)` and `Pin(sha256Hex:)`: every spelling of `--sha256` and `--checksum`
 /// (DESIGN.md, "Command line"), checked against published test vectors of "abc".

@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// What an outsider planted at `<dest>.part` (issue 10, point 1; found while breaking issue 9):
 /// a symbolic link is never written through, a FIFO is never waited on, and a `.part` replaced

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Redirects: followed by pinfetch itself, credentials kept inside the origin, the original URL
 /// in the checkpoint, and a signed target re-resolved on every attempt.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(CLI) import PinFetch
+import PinFetch
 import Testing
 
 /// Inputs an outsider's pass on issue 16 found mishandled, kept as tests: a cache that trickles,

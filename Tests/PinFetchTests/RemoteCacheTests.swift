@@ -1,5 +1,5 @@
 import Foundation
-@_spi(CLI) import PinFetch
+import PinFetch
 import Testing
 
 /// The remote cache's read path (issue 16): a pinned file comes from `<cache>/cas/<hex>` when

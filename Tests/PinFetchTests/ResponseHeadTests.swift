@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// The status line and header fields libcurl hands over.
 struct ResponseHeadTests {

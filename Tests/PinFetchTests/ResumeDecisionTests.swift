@@ -1,6 +1,6 @@
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// DESIGN.md "The resume decision", step 3: what the checkpoint and the HEAD probe allow.
 struct ResumeDecisionTests {

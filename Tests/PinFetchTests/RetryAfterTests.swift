@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `Retry-After` (RFC 9110 §10.2.3).
 struct RetryAfterTests {

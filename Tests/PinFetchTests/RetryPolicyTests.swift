@@ -1,6 +1,6 @@
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// DESIGN.md "Retries" and "Mirrors": where the next attempt goes and how long it waits.
 struct RetryPolicyTests {

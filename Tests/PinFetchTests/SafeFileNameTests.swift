@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `SafeFileName`: output names stay inside `-P DIR`, and `Content-Disposition` names are reduced
 /// to a base name (DESIGN.md, "Many files"; RFC 6266, RFC 8187).

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// The pieces of a segmented download (issue 14): who fetches what, and that bytes delivered out
 /// of order reach the hash in order, from memory while it lasts and from disk past its bound.

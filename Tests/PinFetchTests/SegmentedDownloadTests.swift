@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// One file over several connections (`--segments`, issue 14), against the in-process server:
 /// the right bytes whatever the pieces' answers, and one stream when segments cannot be trusted.

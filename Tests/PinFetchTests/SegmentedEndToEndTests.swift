@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// `--segments` against real nginx (issue 14): a segmented download killed with SIGKILL resumes
 /// with the pieces its checkpoint lists, fetching only what is missing.

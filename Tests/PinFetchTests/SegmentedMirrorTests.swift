@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Segments from several mirrors (issue 14, point 4): only with a pin, which decides.
 struct SegmentedMirrorTests {

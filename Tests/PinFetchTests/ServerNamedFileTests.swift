@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Names chosen by a server (`Content-Disposition`) never replace an existing file and never
 /// collide within a batch: that file fails with exit 3 (DESIGN.md; issue 10, point 4).

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(CLI) import PinFetch
+import PinFetch
 import PinFetchCLI
 import Testing
 

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// ``ThreadPool`` (``Threads/runPooled(_:)``): every body runs, at once when others block, on a thread an
 /// earlier body left idle when there is one.

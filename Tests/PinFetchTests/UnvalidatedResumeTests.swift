@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Issue 9, point 4: a server that sends no validator at all (no `ETag`, no `Last-Modified`).
 /// With a pin its partial is kept and resumed with a plain `Range` (the pin decides); without a

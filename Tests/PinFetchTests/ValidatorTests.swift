@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Validators (RFC 9110 §8.8): strong and weak ETags, strong Last-Modified, `If-Range`.
 struct ValidatorTests {

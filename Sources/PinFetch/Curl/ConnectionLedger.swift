@@ -94,7 +94,7 @@ final class ConnectionLedger {
                 $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
                     var ip = address.pointee.sin_addr
                     guard inet_ntop(AF_INET, &ip, &text, socklen_t(text.count)) != nil else { return nil }
-                    return (String(cString: text), Int(UInt16(bigEndian: address.pointee.sin_port)))
+                    return (Self.string(text), Int(UInt16(bigEndian: address.pointee.sin_port)))
                 }
             }
         case AF_INET6:
@@ -102,11 +102,16 @@ final class ConnectionLedger {
                 $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                     var ip = address.pointee.sin6_addr
                     guard inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count)) != nil else { return nil }
-                    return (String(cString: text), Int(UInt16(bigEndian: address.pointee.sin6_port)))
+                    return (Self.string(text), Int(UInt16(bigEndian: address.pointee.sin6_port)))
                 }
             }
         default:
             return nil
         }
+    }
+
+    /// The text before the first NUL of `buffer` (a C string `inet_ntop` filled in).
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -136,7 +136,8 @@ final class Download {
         var mirrors: [HTTPURL] = []
         // Hash-addressed mirrors first, for a pinned file (issue 16): the pin decides.
         let hashed = job.pin.map { pin in job.hashedMirrors.map { $0.url(for: pin) } } ?? []
-        for text in hashed + job.mirrors { mirrors.append(try HTTPURL(text)) }
+        for text in hashed { mirrors.append(try HTTPURL(text)) }
+        mirrors += try job.urls.get()
         self.mirrors = mirrors
         self.hashedMirrorCount = hashed.count
         self.url = mirrors[hashed.count].redacted

@@ -2,9 +2,9 @@
 
 /// What a fetch would do for one file, found without a request (`--dry-run`, issue 11, point 8):
 /// the same checks the download starts with, and nothing written.
-@_spi(CLI) public enum DryRun {
+package enum DryRun {
     /// The first step the fetch of a file would take.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// A regular file the user owns already holds the pinned bytes.
         case alreadyComplete
         /// A trusted cache entry for the pin would be copied into place.
@@ -19,7 +19,7 @@
         case copy(of: String)
 
         /// The action in words, for a line of output.
-        public var description: String {
+        package var description: String {
             switch self {
             case .alreadyComplete: "already complete"
             case .fromCache(let entry): "from the cache (\(entry))"
@@ -33,7 +33,7 @@
     /// The action for `job` under `options` (the cache among them). Reads the destination to
     /// verify it against the pin; makes no request and writes nothing.
     /// - Throws: ``PinFetchError/Code/cancelled`` when `isCancelled` says so while hashing.
-    public static func action(
+    package static func action(
         for job: FetchJob,
         options: FetchOptions,
         isCancelled: () -> Bool = { false }

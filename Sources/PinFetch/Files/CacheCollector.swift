@@ -2,21 +2,21 @@ import FoundationEssentials
 @preconcurrency import Glibc
 
 /// What ``CacheCollector`` did to a cache: the entries it evicted and what is left.
-@_spi(CLI) public struct CacheCollection: Sendable, Hashable {
+package struct CacheCollection: Sendable, Hashable {
     /// One removed file: an entry, or a temporary left by a run that was killed while storing.
-    public struct Evicted: Sendable, Hashable {
+    package struct Evicted: Sendable, Hashable {
         /// The removed file's path.
-        public var path: String
+        package var path: String
         /// Its size in bytes.
-        public var bytes: Int64
+        package var bytes: Int64
     }
 
     /// The removed files, least recently used first.
-    public var evicted: [Evicted] = []
+    package var evicted: [Evicted] = []
     /// Entries left in the cache.
-    public var remainingEntries = 0
+    package var remainingEntries = 0
     /// Bytes of the entries left in the cache.
-    public var remainingBytes: Int64 = 0
+    package var remainingBytes: Int64 = 0
 }
 
 /// `pinfetch gc --cache-dir DIR --max-size SIZE`: bounds a ``DigestCache`` by evicting the least
@@ -26,7 +26,7 @@ import FoundationEssentials
 /// `DIR/sha512`, and temporaries (`.tmp-*`) untouched for an hour, are ever removed; symbolic
 /// links are not followed. A download placing an entry that is evicted meanwhile still has it
 /// open and copies it whole.
-@_spi(CLI) public enum CacheCollector {
+package enum CacheCollector {
     /// A temporary this old belongs to no running store (a copy takes seconds, not an hour).
     static let abandonedTemporaryAge: Double = 3_600
 
@@ -37,7 +37,7 @@ import FoundationEssentials
     /// - Throws: ``PinFetchError/Code/usage`` when `directory` is not a directory, or is one the
     ///   cache would not trust (another user's, or writable by others);
     ///   ``PinFetchError/Code/fileIO`` when an entry cannot be removed.
-    public static func collect(
+    package static func collect(
         cache directory: String,
         maximumBytes: Int64?,
         olderThan age: Double?

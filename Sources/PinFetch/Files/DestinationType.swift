@@ -4,9 +4,9 @@
 /// link to a regular file or to nothing; the verified file replaces it with a `rename`, which
 /// replaces a link itself and never writes through it. A directory, FIFO, socket or device, or
 /// a link to one, is never replaced (run as root, `-o /dev/null` must not replace `/dev/null`).
-@_spi(CLI) public enum DestinationType {
+package enum DestinationType {
     /// Why pinfetch will not write to `path`, as a one-line message; `nil` when it may.
-    public static func refusal(_ path: String) -> String? {
+    package static func refusal(_ path: String) -> String? {
         var named = stat()
         guard lstat(path, &named) == 0 else { return nil }  // nothing there yet
         let type = named.st_mode & S_IFMT

@@ -3,11 +3,11 @@ import FoundationEssentials
 
 /// A partial that ``PartialCollector`` removed: the `.part` path (or, for a checkpoint left
 /// without its partial, the `.part.state` path) and the bytes it freed.
-@_spi(CLI) public struct RemovedPartial: Sendable, Hashable {
+package struct RemovedPartial: Sendable, Hashable {
     /// The removed `<dest>.part` (or `<dest>.part.state` when there was no partial).
-    public var path: String
+    package var path: String
     /// Bytes freed: the partial's and its checkpoint's sizes.
-    public var bytes: Int64
+    package var bytes: Int64
 }
 
 /// `pinfetch gc`: whoever keeps partials owns their cleanup (issue 9). Finds partials that
@@ -20,13 +20,13 @@ import FoundationEssentials
 /// them. Nothing else is ever removed. A candidate is taken only when all its files are older
 /// than the limit (modification time) and its lock can be taken at once: a download in progress
 /// holds it (``DestinationLock``), and one that starts meanwhile waits, then finds nothing.
-@_spi(CLI) public enum PartialCollector {
+package enum PartialCollector {
     /// Removes the abandoned partials under `directories` (recursively; symbolic links are not
     /// followed), those not modified for `age` seconds.
     /// - Returns: What was removed, in path order.
     /// - Throws: ``PinFetchError/Code/usage`` for a directory that does not exist;
     ///   ``PinFetchError/Code/fileIO`` when a file cannot be removed.
-    public static func collect(
+    package static func collect(
         in directories: [String],
         olderThan age: Double
     ) throws(PinFetchError)

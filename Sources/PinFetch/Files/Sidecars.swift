@@ -32,9 +32,9 @@ struct Sidecars: Hashable, Sendable {
 
 /// The sidecar paths of a destination, for the command line (issue 10): a batch in which one
 /// output is another's sidecar would have one download rename its file onto the other's partial.
-@_spi(CLI) public enum SidecarPaths {
+package enum SidecarPaths {
     /// The paths pinfetch may create beside `destination` while it downloads it, with what each is.
-    public static func beside(_ destination: String) -> [(path: String, role: String)] {
+    package static func beside(_ destination: String) -> [(path: String, role: String)] {
         let sidecars = Sidecars(destination: destination)
         return [
             (sidecars.partial, "partial"), (sidecars.checkpoint, "checkpoint"), (sidecars.lock, "lock"),

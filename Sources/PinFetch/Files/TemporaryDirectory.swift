@@ -3,11 +3,11 @@ import FoundationEssentials
 
 /// A private directory (mode 0700, `mkdtemp`) for files of one run: an input file fetched from
 /// a URL, a download to standard output, the files `gpgv` reads.
-@_spi(CLI) public enum TemporaryDirectory {
+package enum TemporaryDirectory {
     /// Where temporary directories go: `$TMPDIR` when it names an existing directory, else
     /// `/tmp`, as glibc's own temporary files do (a `TMPDIR` that is missing or a file is
     /// passed over, never created).
-    public static var base: String {
+    package static var base: String {
         if let base = ProcessInfo.processInfo.environment["TMPDIR"], !base.isEmpty {
             var info = stat()
             if stat(base, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return base }
@@ -17,7 +17,7 @@ import FoundationEssentials
 
     /// Makes a new directory `<base>/<prefix>XXXXXX` and returns its path.
     /// - Throws: ``PinFetchError/Code/fileIO`` when it cannot be created.
-    public static func make(prefix: String) throws(PinFetchError) -> String {
+    package static func make(prefix: String) throws(PinFetchError) -> String {
         let base = Self.base
         var template = Array("\(base)/\(prefix)XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {

@@ -14,20 +14,23 @@ import FoundationEssentials
 ///
 /// Two values are equal when their ``text`` and ``fragment`` are; compare origins with
 /// `(scheme, host, port)`.
-struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
+package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The normalized absolute URL that requests use, without the fragment.
-    let text: String
+    package let text: String
     /// What followed the first `#`, as typed (not decoded), or `nil` when there was no `#`.
-    let fragment: String?
+    package let fragment: String?
     /// `http` or `https`, lower-cased.
-    let scheme: String
+    package let scheme: String
     /// The host, lower-cased and percent-encoded as in ``text``; an IPv6 literal keeps its
     /// brackets (`[::1]`), as in the `Host` header.
-    let host: String
+    package let host: String
     /// The port, 1...65535: the one in the URL, else 80 for `http` and 443 for `https`.
-    let port: Int
+    package let port: Int
 
-    var description: String { self.text }
+    package var description: String { self.text }
+
+    /// ``text`` with its ``fragment``: what was given, normalized.
+    package var given: String { self.fragment.map { self.text + "#" + $0 } ?? self.text }
 
     /// The longest URL taken, in bytes (8 KiB, as many servers' request-line limit).
     static let maximumLength = 8192
@@ -40,7 +43,7 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     ///   character (U+0000–U+001F, U+007F–U+009F, shown escaped), white space at either end, a
     ///   scheme other than `http`/`https`, no host, a host with a character no host name has, a
     ///   port outside 1...65535, or a result Foundation cannot parse ("malformed URL").
-    init(_ text: String) throws(PinFetchError) {
+    package init(_ text: String) throws(PinFetchError) {
         // What messages show: secrets as `***`, control characters escaped, at most 200 characters.
         let shown = String(
             Redaction.malformedURL(String(text.unicodeScalars.prefix(4096))).unicodeScalars.map(Self.escaped)
@@ -136,11 +139,21 @@ struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     func isSameOrigin(as other: HTTPURL) -> Bool { self.origin == other.origin }
 
     /// The origin as `scheme://host:port`, the port always written out.
-    var origin: String { "\(self.scheme)://\(self.host):\(self.port)" }
+    package var origin: String { "\(self.scheme)://\(self.host):\(self.port)" }
 
     /// ``text`` with its secrets replaced by `***` (``Redaction/url(_:)``), for messages, logs,
     /// `--json` and the checkpoint (DESIGN.md: secrets are never shown nor written to a sidecar).
-    var redacted: String { Redaction.url(self.text) }
+    package var redacted: String { Redaction.url(self.text) }
+
+    /// The segments of the path, each percent-decoded (kept as written where that fails):
+    /// `https://h/a/my%20file?q` gives `["a", "my file"]`; `[]` for an empty path.
+    package var pathSegments: [String] {
+        let afterScheme = self.text.dropFirst(self.scheme.utf8.count + 3)
+        let end = afterScheme.firstIndex(of: "?") ?? afterScheme.endIndex
+        guard let slash = afterScheme[..<end].firstIndex(of: "/") else { return [] }
+        return afterScheme[afterScheme.index(after: slash)..<end].split(separator: "/", omittingEmptySubsequences: false)
+            .map { Text.percentDecoded($0) ?? String($0) }
+    }
 
     // MARK: - Parts
 

@@ -3,14 +3,14 @@ import FoundationEssentials
 
 /// Secrets replaced by `***` wherever pinfetch shows or stores a URL or a header (issue 10,
 /// point 6; issue 11: `-v`, proxy URLs).
-@_spi(CLI) public enum Redaction {
+package enum Redaction {
     /// `url` with the password of its user information (`http://user:***@host/path`), a user
     /// name given alone (`http://***@host/`: often a token), and the values of well-known
     /// signing and token parameters (``isSecretName(_:)``: `?X-Amz-Signature=***`) replaced, in
     /// the query and in the fragment (`#access_token=***`). Other parameters are shown as they
     /// are. Works on any `scheme://` URL, proxy URLs included. Parameters are split on `&` and
     /// `;`.
-    public static func url(_ url: String) -> String {
+    package static func url(_ url: String) -> String {
         var text = url
         if let slashes = text.firstRange(of: "://") {
             let rest = text[slashes.upperBound...]
@@ -63,7 +63,7 @@ import FoundationEssentials
 
     /// `text` (a library's error message, say) with every `scheme://…` in it redacted as
     /// ``url(_:)`` does: libcurl names the proxy URL, password and all, in some of its errors.
-    public static func text(_ text: String) -> String {
+    package static func text(_ text: String) -> String {
         guard text.contains("://") else { return text }
         var result = ""
         var rest = Substring(text)
@@ -81,7 +81,7 @@ import FoundationEssentials
     /// A URL that may be malformed (a password holding an unencoded `/`, `?` or `#` ends the
     /// authority early, so ``url(_:)`` cannot find it) for an error message: everything
     /// between `://` and the last `@` is hidden.
-    public static func malformedURL(_ url: String) -> String {
+    package static func malformedURL(_ url: String) -> String {
         let hidden = Self.url(url)
         guard let slashes = hidden.firstRange(of: "://"), let at = hidden[slashes.upperBound...].lastIndex(of: "@")
         else {
@@ -107,7 +107,7 @@ import FoundationEssentials
     /// A header line `Name: value` with the value of `Authorization`, `Proxy-Authorization`,
     /// `Cookie` and `Set-Cookie` replaced (`Authorization: ***`), a `Location` redacted as a URL
     /// (``url(_:)``); other lines as they are.
-    public static func headerLine(_ line: String) -> String {
+    package static func headerLine(_ line: String) -> String {
         guard let colon = line.firstIndex(of: ":") else { return line }
         let name = line[..<colon].trimmingWhitespace().lowercased()
         if name == "location" || name == "content-location" {
@@ -118,7 +118,7 @@ import FoundationEssentials
     }
 
     /// `Name: ***`: a header line the user gave, shown without its value (`-v`).
-    public static func hidingValue(_ line: String) -> String {
+    package static func hidingValue(_ line: String) -> String {
         guard let colon = line.firstIndex(of: ":") else { return "***" }
         return line[...colon] + " ***"
     }

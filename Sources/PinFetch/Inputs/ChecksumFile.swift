@@ -24,18 +24,18 @@
 /// file are not misread as names). An OpenPGP clear-signed wrapper (RFC 4880 §7) is unwrapped:
 /// its armor headers and signature block are skipped, dash-escaped lines (`- `) un-escaped; its
 /// signature is checked by ``SignatureCheck`` (with `--trusted-key`), not here. Pure Swift with no C import, so it can be fuzzed on its own.
-@_spi(CLI) public struct ChecksumFile: Sendable {
+package struct ChecksumFile: Sendable {
     /// One checksum line of a supported algorithm.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// The file name as written (escapes decoded), e.g. `./dist/app.tar.gz`.
-        public var name: String
+        package var name: String
         /// The digest for that name.
-        public var pin: Pin
+        package var pin: Pin
         /// The 1-based line number in the decoded file, for messages.
-        public var line: Int
+        package var line: Int
 
         /// Creates an entry for `name` with `pin`, found on `line` (1-based).
-        public init(name: String, pin: Pin, line: Int) {
+        package init(name: String, pin: Pin, line: Int) {
             self.name = name
             self.pin = pin
             self.line = line
@@ -52,24 +52,24 @@
     }
 
     /// The checksum lines of SHA-256 and SHA-512, in file order (duplicates kept).
-    public var entries: [Entry]
+    package var entries: [Entry]
     /// The digest of a bare-digest file, which ``pin(for:)`` returns for any name; `entries` is
     /// then empty.
-    public var bareDigest: Pin?
+    package var bareDigest: Pin?
     /// Lines of other algorithms, in file order.
     var unsupportedEntries: [UnsupportedEntry]
     /// Lines whose name is not UTF-8 (a Latin-1 `SHA256SUMS`, say): kept out of ``entries``, as
     /// no name pinfetch is given can be theirs, and refused when they would become downloads.
-    public var undecodableLines: [Int] = []
+    package var undecodableLines: [Int] = []
 
     /// The largest checksum file accepted: 16 MiB.
-    public static let maximumSize = 16 << 20
+    package static let maximumSize = 16 << 20
 
     /// Parses the bytes of a checksum file.
     /// - Parameter bytes: The whole file, at most ``maximumSize`` bytes.
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) when the file is larger than 16 MiB, or has
     ///   no checksum line at all (of any algorithm).
-    public init(parsing bytes: [UInt8]) throws(PinFetchError) {
+    package init(parsing bytes: [UInt8]) throws(PinFetchError) {
         guard bytes.count <= Self.maximumSize else {
             throw PinFetchError(.usage, "checksum file is larger than 16 MiB (\(bytes.count) bytes)")
         }
@@ -122,7 +122,7 @@
 
     /// Whether `bytes` hold an OpenPGP clear-signed message (a `-----BEGIN PGP SIGNED
     /// MESSAGE-----` line, RFC 4880 §7), whose signature `gpgv` can check (issue 15).
-    public static func isClearSigned(_ bytes: [UInt8]) -> Bool {
+    package static func isClearSigned(_ bytes: [UInt8]) -> Bool {
         Self.decodedText(bytes).split(separator: 0x0A).contains { line in
             var line = line
             if line.last == 0x0D { line.removeLast() }
@@ -143,7 +143,7 @@
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) when the entries that match best disagree
     ///   (two digests of one algorithm), when only another directory's entry has the URL's file
     ///   name, and as ``pin(for:)`` when none is a suffix.
-    public func pin(forURLPath urlPathSegments: [String], fileName: String) throws(PinFetchError) -> Pin {
+    package func pin(forURLPath urlPathSegments: [String], fileName: String) throws(PinFetchError) -> Pin {
         var best: [Entry] = []
         var bestLength = 0
         for entry in self.entries {
@@ -189,7 +189,7 @@
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) when no entry matches; when only entries of
     ///   unsupported algorithms match (naming them); or when two matching entries of one
     ///   algorithm have different digests (the same digest twice is fine).
-    public func pin(for fileName: String) throws(PinFetchError) -> Pin {
+    package func pin(for fileName: String) throws(PinFetchError) -> Pin {
         let exact = self.entries.filter { Self.names($0.name, exactly: fileName) }
         let matches = exact.isEmpty ? self.entries.filter { Self.names($0.name, inLastComponent: fileName) } : exact
         guard !matches.isEmpty else {

@@ -20,21 +20,21 @@
 /// byte order mark are accepted. A line `hashed-mirror TEMPLATE` adds a hash-addressed mirror
 /// (``HashedMirror``) for every pinned entry, as `--hashed-mirror` does. Pure Swift with no C
 /// import, so it can be fuzzed on its own.
-@_spi(CLI) public struct Manifest: Sendable {
+package struct Manifest: Sendable {
     /// One file: its mirrors, its pin and where to save it.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// One or more absolute `http`/`https` URLs of the same file, in the order written.
-        public var mirrors: [String]
+        package var mirrors: [String]
         /// The expected digest, if the line gave one.
-        public var pin: Pin?
+        package var pin: Pin?
         /// The output name as written (not yet checked by ``SafeFileName/resolve(_:in:)``), or `nil`
         /// for the default (the last segment of the URL path, or `Content-Disposition`).
-        public var output: String?
+        package var output: String?
         /// The 1-based line number in the manifest (or in the checksum file it came from).
-        public var line: Int
+        package var line: Int
 
         /// Creates an entry; `mirrors` should hold at least one URL.
-        public init(mirrors: [String], pin: Pin? = nil, output: String? = nil, line: Int) {
+        package init(mirrors: [String], pin: Pin? = nil, output: String? = nil, line: Int) {
             self.mirrors = mirrors
             self.pin = pin
             self.output = output
@@ -43,12 +43,12 @@
     }
 
     /// The files in manifest order; comment and blank lines are not entries.
-    public var entries: [Entry]
+    package var entries: [Entry]
     /// The `hashed-mirror` lines' templates, in order.
-    public var hashedMirrors: [HashedMirror] = []
+    package var hashedMirrors: [HashedMirror] = []
 
     /// Creates a manifest of `entries`.
-    public init(entries: [Entry]) {
+    package init(entries: [Entry]) {
         self.entries = entries
     }
 
@@ -60,7 +60,7 @@
     ///   checksum where one is expected (a token that looks like a checksum but does not parse,
     ///   or the first of two tokens after the URLs, when it is not a checksum); two checksums;
     ///   or three or more tokens after the URLs.
-    public init(parsing text: String) throws(PinFetchError) {
+    package init(parsing text: String) throws(PinFetchError) {
         var bytes = Array(text.utf8)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
         var entries: [Entry] = []
@@ -109,7 +109,7 @@
     ///   a name is absolute, empty, ends in `/` or has an empty, `.` or `..` segment (after a
     ///   leading `./`); when one name is a directory of another; or when one name has two
     ///   different digests of one algorithm.
-    public init(checksumFile: ChecksumFile, baseURL: String) throws(PinFetchError) {
+    package init(checksumFile: ChecksumFile, baseURL: String) throws(PinFetchError) {
         try self.init(checksumFile: checksumFile, baseURLs: [baseURL])
     }
 
@@ -117,7 +117,7 @@
     /// preference. Entry `NAME` gets the mirrors `<base><NAME>` for each base, in that order;
     /// otherwise as ``init(checksumFile:baseURL:)``.
     /// - Throws: as ``init(checksumFile:baseURL:)``; also for an empty `baseURLs`.
-    public init(checksumFile: ChecksumFile, baseURLs: [String]) throws(PinFetchError) {
+    package init(checksumFile: ChecksumFile, baseURLs: [String]) throws(PinFetchError) {
         guard !baseURLs.isEmpty else { throw PinFetchError(.usage, "no base URL given") }
         for baseURL in baseURLs where !Self.isURL(baseURL) {
             throw PinFetchError(
@@ -195,7 +195,7 @@
     /// The entries of `--shard K/N`: entries are numbered from 0 in manifest order, and shard `k`
     /// keeps those whose number modulo `n` is `k` (DESIGN.md, "Many files").
     /// - Precondition: `0 <= k < n` (``parseShard(_:)`` checks user input).
-    public func shard(_ k: Int, of n: Int) -> Manifest {
+    package func shard(_ k: Int, of n: Int) -> Manifest {
         precondition(n >= 1 && k >= 0 && k < n, "shard \(k)/\(n) needs 0 <= K < N")
         var shard = self
         shard.entries = self.entries.enumerated().filter { $0.offset % n == k }.map(\.element)
@@ -332,7 +332,7 @@
 /// `N >= 1` and `0 <= K < N`.
 /// - Throws: ``PinFetchError/Code/usage`` (exit 2) for anything else (signs, spaces, a missing
 ///   part, a number too large for `Int`, `K >= N`).
-@_spi(CLI) public func parseShard(_ text: String) throws(PinFetchError) -> (k: Int, n: Int) {
+package func parseShard(_ text: String) throws(PinFetchError) -> (k: Int, n: Int) {
     let parts = text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
     guard parts.count == 2,
         parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }),

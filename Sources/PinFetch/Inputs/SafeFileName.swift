@@ -7,15 +7,15 @@
 ///
 /// Paths are split on the byte `/`, never on `Character`s: `"../\u{301}x"` is one grapheme
 /// `/\u{301}` to `String`, but two segments (`..` and `\u{301}x`) to the kernel.
-@_spi(CLI) public enum SafeFileName {
+package enum SafeFileName {
     /// The longest path segment in bytes of UTF-8: `NAME_MAX` (255) on Linux.
-    public static let maximumSegmentBytes = 255
+    package static let maximumSegmentBytes = 255
     /// The longest file name in bytes of UTF-8: 255 less the 15 of `.part.state.tmp`, the longest
     /// sidecar suffix (``Sidecars``), so every sidecar of the file fits in `NAME_MAX` too.
-    public static let maximumNameBytes = SafeFileName.maximumSegmentBytes - ".part.state.tmp".utf8.count
+    package static let maximumNameBytes = SafeFileName.maximumSegmentBytes - ".part.state.tmp".utf8.count
 
     /// Why a file name of `bytes` bytes is refused.
-    public static func tooLong(_ bytes: Int) -> String {
+    package static func tooLong(_ bytes: Int) -> String {
         "is \(bytes) bytes long: with the sidecars pinfetch keeps beside it (NAME.part.state.tmp) it "
             + "would pass the file system's 255-byte limit; use a name of at most \(Self.maximumNameBytes) bytes"
     }
@@ -35,7 +35,7 @@
     ///   a backslash, a control character (C0, DEL or C1) or a bidirectional override, ends in
     ///   `/`, has a segment longer than 255 bytes, or a file name (the last segment) longer than
     ///   ``maximumNameBytes``.
-    public static func resolve(_ output: String, in directory: String) throws(PinFetchError) -> String {
+    package static func resolve(_ output: String, in directory: String) throws(PinFetchError) -> String {
         func refuse(_ reason: String) -> PinFetchError {
             PinFetchError(.usage, "output name \(Self.quoted(output)) \(reason)")
         }
@@ -89,7 +89,7 @@
     /// - Parameter headerValue: The field value, e.g. `attachment; filename="a.tar.gz"`.
     /// - Returns: The base name, or `nil` when none is given or nothing usable remains (empty,
     ///   or longer than 255 bytes of UTF-8); the caller then falls back to the URL's name.
-    public static func fromContentDisposition(_ headerValue: String) -> String? {
+    package static func fromContentDisposition(_ headerValue: String) -> String? {
         let parameters = Self.dispositionParameters(Array(headerValue.unicodeScalars))
         if let extended = parameters["filename*"], let decoded = Self.decodeExtendedValue(extended),
             let name = Self.baseName(decoded)
@@ -103,7 +103,7 @@
     /// `'value'` for a one-line error message: at most 100 Unicode scalars (then `…`), control,
     /// line-separator and bidirectional control characters as `\xNN` or `\u{NNNN}`, and a
     /// backslash as `\\`.
-    public static func quoted(_ value: some StringProtocol) -> String {
+    package static func quoted(_ value: some StringProtocol) -> String {
         var out = "'"
         var count = 0
         for scalar in value.unicodeScalars {
@@ -237,7 +237,7 @@
     /// Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and the
     /// directional marks (U+200E, U+200F, U+061C): a name holding one is displayed other than
     /// it is (`exe.txt` shown for `txt.exe`).
-    public static func isBidirectionalControl(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isBidirectionalControl(_ scalar: Unicode.Scalar) -> Bool {
         (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
             || scalar.value == 0x200E || scalar.value == 0x200F || scalar.value == 0x061C
     }

@@ -1,16 +1,16 @@
 /// Small text functions the library and the command line share, so that neither needs
 /// Foundation's string extensions (issue 12, point 6: FoundationEssentials only, no ICU).
-@_spi(CLI) public enum Text {
+package enum Text {
     /// `value` as people write a number of seconds: `30`, `0.5`, `2.25` (no grouping, no
     /// locale).
-    public static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return "\(Int64(value))" }
         return "\(value)"
     }
 
     /// `value` rounded to `places` decimals (0...9), as `%.Nf` writes it: `fixed(1.25, 1)` is
     /// `1.3`, `fixed(2, 1)` is `2.0`.
-    public static func fixed(_ value: Double, places: Int) -> String {
+    package static func fixed(_ value: Double, places: Int) -> String {
         guard value.isFinite else { return "\(value)" }
         var scale: Int64 = 1
         for _ in 0..<min(max(places, 0), 9) { scale *= 10 }
@@ -25,7 +25,7 @@
 
     /// `text` with each `%XX` decoded and the bytes read as UTF-8; `nil` for a `%` not followed
     /// by two hex digits, or bytes that are not UTF-8 (as Foundation's `removingPercentEncoding`).
-    public static func percentDecoded(_ text: some StringProtocol) -> String? {
+    package static func percentDecoded(_ text: some StringProtocol) -> String? {
         var bytes: [UInt8] = []
         var input = Array(text.utf8)[...]
         while let byte = input.popFirst() {
@@ -52,7 +52,7 @@
 
     /// The last component of `path`: what follows its last `/`, trailing slashes ignored
     /// (`a/b/` gives `b`, `/` gives `/`), as `NSString.lastPathComponent`.
-    public static func lastPathComponent(_ path: String) -> String {
+    package static func lastPathComponent(_ path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard trimmed != "/", let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
@@ -60,14 +60,14 @@
     }
 
     /// `directory` and `name` joined by one `/`.
-    public static func path(_ directory: String, _ name: String) -> String {
+    package static func path(_ directory: String, _ name: String) -> String {
         directory.isEmpty ? name : directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 }
 
 extension StringProtocol {
     /// Drops leading and trailing SP, HTAB, CR and LF (note `"\r\n"` is one `Character`).
-    @_spi(CLI) public func trimmingWhitespace() -> SubSequence {
+    package func trimmingWhitespace() -> SubSequence {
         func isSpace(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" || c == "\n" || c == "\r\n" }
         var text = self[...]
         while let c = text.first, isSpace(c) { text = text.dropFirst() }

@@ -2,7 +2,7 @@
 
 /// Threads of pinfetch's own (issue 12, point 6): POSIX threads directly, as Foundation's
 /// `Thread` would link all of Foundation and ICU's data into the binary.
-@_spi(CLI) public enum Threads {
+package enum Threads {
     private final class Start {
         let name: String?
         let body: @Sendable () -> Void
@@ -15,7 +15,7 @@
     /// Runs `body` on a new detached thread named `name` (Linux keeps 15 bytes of it).
     /// Traps when the system cannot create a thread (`EAGAIN`: out of threads or memory), as
     /// `Thread.start()` does.
-    public static func detach(name: String? = nil, _ body: @escaping @Sendable () -> Void) {
+    package static func detach(name: String? = nil, _ body: @escaping @Sendable () -> Void) {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(CLI) @testable import PinFetch
+@testable import PinFetch
 
 /// Ways a checkpoint file can be damaged on disk.
 enum DamagedCheckpoint: String, CaseIterable, CustomTestStringConvertible {
