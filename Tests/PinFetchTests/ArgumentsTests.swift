@@ -1,7 +1,8 @@
 import Foundation
 import PinFetch
-@testable import PinFetchCLI
 import Testing
+
+@testable import PinFetchCLI
 
 /// The command line of DESIGN.md: every option in both spellings, and usage errors (exit 2).
 struct ArgumentsTests {

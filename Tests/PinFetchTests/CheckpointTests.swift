@@ -18,9 +18,32 @@ struct SeededGenerator: RandomNumberGenerator {
 }
 
 /// `count` bytes of a fixed pseudo-random pattern.
+/// Made a word at a time into the array's storage: a debug build draws bytes one by one far
+/// too slowly for the many-MiB bodies of the segment tests.
 func pseudoRandomBytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
     var generator = SeededGenerator(state: seed)
-    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        let raw = UnsafeMutableRawBufferPointer(buffer)
+        var offset = 0
+        while offset < count {
+            var word = generator.next()
+            let take = min(8, count - offset)
+            withUnsafeBytes(of: &word) {
+                raw.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: take)
+            }
+            offset += take
+        }
+        initialized = count
+    }
+}
+
+/// Whether the file at `path` holds exactly `bytes` (`memcmp`: a debug build compares arrays
+/// of many MiB element by element far too slowly).
+func fileHolds(_ path: String, _ bytes: [UInt8]) -> Bool {
+    guard let data = FileManager.default.contents(atPath: path), data.count == bytes.count else { return false }
+    return data.withUnsafeBytes { file in
+        bytes.withUnsafeBytes { bytes.isEmpty || memcmp(file.baseAddress!, $0.baseAddress!, bytes.count) == 0 }
+    }
 }
 
 /// The checkpoint record (`<dest>.part.state`): round trips, and every corruption is `nil`.

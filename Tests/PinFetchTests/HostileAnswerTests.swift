@@ -15,7 +15,7 @@ struct HostileAnswerTests {
     static func chunked(_ bytes: some Collection<UInt8>) -> [UInt8] { AnswerEndToEndTests.chunked(Array(bytes)) }
 
     /// `true` when the file at `path` holds exactly `bytes` (a Bool, so a failure prints no megabytes).
-    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { contents(path) == bytes }
+    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { fileHolds(path, bytes) }
 
     @Test(arguments: [false, true])
     func `a chunked 200 with only the rest of the file is never committed as the file`(

@@ -1,8 +1,8 @@
 import Foundation
-@testable import PinFetchCLI
 import Testing
 
 @testable import PinFetch
+@testable import PinFetchCLI
 
 /// Names and URLs are clean (issue 10, point 7): a name taken from a URL follows the rules of
 /// every other output name, and a URL longer than 8 KiB is bad input with a short message.

@@ -19,7 +19,7 @@ struct SegmentedDownloadTests {
     }
 
     /// Whether `path` holds `bytes` (a failure names no megabytes of bytes).
-    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { contents(path) == bytes }
+    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { fileHolds(path, bytes) }
 
     /// A segmented fetch of the server's file into `output`, cancelled once pieces ahead of its
     /// crawling first piece came in (the server must throttle answers without `Range`).

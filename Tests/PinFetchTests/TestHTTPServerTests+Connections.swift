@@ -64,7 +64,7 @@ extension TestHTTPServerTests {
 
     @Test func requestHeadInSeveralSegments() async throws {
         try await withTestHTTPServer(serving: serverTestResource(50)) { server in
-            let response = try rawExchange(
+            let response = try await rawExchange(
                 port: server.port,
                 pieces: ["GET /split HT", "TP/1.1\r\nHost: x\r", "\nRange: bytes=40-\r\n", "\r\n"]
             )

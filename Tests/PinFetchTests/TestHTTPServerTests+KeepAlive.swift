@@ -41,7 +41,7 @@ extension TestHTTPServerTests {
                 )
             }
             let both = "GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\n\r\n"
-            let response = try rawExchange(port: server.port, pieces: [both])  // ends when the server closes
+            let response = try await rawExchange(port: server.port, pieces: [both])  // ends when the server closes
             let first = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\n\r\n/one"
             let second = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\n/two"
             #expect(response == first + second)
@@ -57,7 +57,7 @@ extension TestHTTPServerTests {
         }
         let port = server.port
         let exchange = Task.detached {
-            try rawExchange(port: port, pieces: ["GET / HTTP/1.1\r\nHost: x\r\n\r\n"])
+            try await rawExchange(port: port, pieces: ["GET / HTTP/1.1\r\nHost: x\r\n\r\n"])
         }
         let deadline = ContinuousClock.now + .seconds(5)
         while server.requests.isEmpty && ContinuousClock.now < deadline {
@@ -76,7 +76,7 @@ extension TestHTTPServerTests {
     func `bodyOnHead sends the body after the head of a HEAD answer`(bodyOnHead: Bool) async throws {
         try await withTestHTTPServer(serving: Self.keepAliveResource) { server in
             server.handler = { _, _ in TestResponse(status: 200, body: Array("stray".utf8), bodyOnHead: bodyOnHead) }
-            let response = try rawExchange(port: server.port, pieces: ["HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n"])
+            let response = try await rawExchange(port: server.port, pieces: ["HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n"])
             #expect(response.contains("\r\nContent-Length: 5\r\n"))
             #expect(response.hasSuffix(bodyOnHead ? "\r\n\r\nstray" : "\r\n\r\n"))
         }

@@ -11,7 +11,7 @@ struct UnvalidatedResumeTests {
     static let split = 400_000
 
     /// `true` when the file at `path` holds exactly `bytes`.
-    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { contents(path) == bytes }
+    static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { fileHolds(path, bytes) }
 
     /// Runs pinfetch for `server`'s file into `directory/out.bin`, cut after 400,000 body bytes.
     static func interrupted(_ server: TestHTTPServer, _ directory: String, _ extra: [String]) async -> CLIRun {

@@ -169,8 +169,19 @@ final class ChildProcess {
         return self.termination!
     }
 
+    /// Ends the child without blocking a thread of the test pool: `SIGTERM`, then `SIGKILL`
+    /// after `grace`.
+    func end(grace: Duration = .seconds(5)) async {
+        guard self.isRunning else { return }
+        self.signal(SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        while self.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        self.signal(SIGKILL)
+        _ = self.reap(blocking: true)  // at once after SIGKILL
+    }
+
     /// Blocks the calling thread until the child ends: `SIGTERM`, then `SIGKILL` after `grace`.
-    /// For `defer` blocks, which cannot `await`.
+    /// For `deinit`, which cannot `await` (``end(grace:)`` does not block).
     func stop(grace: Duration = .seconds(5)) {
         guard self.isRunning else { return }
         self.signal(SIGTERM)

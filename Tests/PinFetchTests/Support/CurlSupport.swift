@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import PinFetch
 import Testing
 
 /// Result of one curl run.
@@ -79,7 +80,21 @@ func makeBody(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
 }
 
 /// Sends `pieces` over a raw TCP connection with pauses in between, then reads until EOF.
-func rawExchange(port: Int, pieces: [String], pauseMicroseconds: UInt32 = 50_000) throws -> String {
+/// ``rawExchangeBlocking(port:pieces:pauseMicroseconds:)`` on a thread of its own: its reads
+/// block, and no thread of the test pool may wait on a socket.
+func rawExchange(port: Int, pieces: [String], pauseMicroseconds: UInt32 = 50_000) async throws -> String {
+    try await withCheckedThrowingContinuation { continuation in
+        Threads.detach(name: "raw-exchange") {
+            continuation.resume(
+                with: Result {
+                    try rawExchangeBlocking(port: port, pieces: pieces, pauseMicroseconds: pauseMicroseconds)
+                }
+            )
+        }
+    }
+}
+
+func rawExchangeBlocking(port: Int, pieces: [String], pauseMicroseconds: UInt32 = 50_000) throws -> String {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else {
         throw TestHTTPServerError(operation: "socket", code: errno)

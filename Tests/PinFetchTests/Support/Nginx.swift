@@ -201,7 +201,7 @@ final class Nginx {
                 try await Task.sleep(for: .milliseconds(10))
             }
             let log = nginx.log
-            child.stop()
+            await child.end()
             failures.append("try \(attempt), port \(port), \(child.termination.map(\.description) ?? "?"):\n\(log)")
             guard log.contains("Address already in use") else { break }
         }
@@ -211,6 +211,11 @@ final class Nginx {
     /// Stops nginx (`SIGTERM`, a fast shutdown; `SIGKILL` after 5 s) and waits for its end.
     func stop() {
         self.child.stop()
+    }
+
+    /// Stops nginx as ``stop()`` does, without blocking a thread of the test pool.
+    func end() async {
+        await self.child.end()
     }
 
     /// A loopback port that was free a moment ago: bind `127.0.0.1:0`, read the port, close.
@@ -282,7 +287,9 @@ struct NginxError: Error, CustomStringConvertible {
 func withNginx<T>(tls: Nginx.TLS? = nil, _ body: (Nginx) async throws -> T) async throws -> T {
     try await withTemporaryDirectory { prefix in
         let nginx = try await Nginx.start(in: prefix, tls: tls)
-        defer { nginx.stop() }
-        return try await body(nginx)
+        let result: Result<T, any Error>
+        do { result = .success(try await body(nginx)) } catch { result = .failure(error) }
+        await nginx.end()
+        return try result.get()
     }
 }

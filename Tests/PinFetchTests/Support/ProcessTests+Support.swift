@@ -68,9 +68,7 @@ extension ProcessTests {
 
     /// `count` bytes from ``SeededGenerator``, eight at a time (fast enough in a debug build).
     static func pseudoRandomContent(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SeededGenerator(state: seed)
-        let words = (0..<(count + 7) / 8).map { _ in generator.next() }
-        return words.withUnsafeBytes { Array($0.prefix(count)) }
+        pseudoRandomBytes(count, seed: seed)
     }
 
     /// Whether `bytes` equals `content`.

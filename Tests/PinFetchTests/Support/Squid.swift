@@ -81,7 +81,7 @@ struct Squid {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let log = squid.log
-            child.stop()
+            await child.end()
             failures.append("try \(attempt), port \(port):\n\(log)")
             guard log.contains("Address already in use") else { break }
         }
@@ -95,7 +95,9 @@ func withSquid<T>(user: String? = nil, _ body: (Squid) async throws -> T) async 
         let prefix = directory + "/squid"
         try FileManager.default.createDirectory(atPath: prefix, withIntermediateDirectories: true)
         let squid = try await Squid.start(in: prefix, user: user)
-        defer { squid.child.stop() }
-        return try await body(squid)
+        let result: Result<T, any Error>
+        do { result = .success(try await body(squid)) } catch { result = .failure(error) }
+        await squid.child.end()
+        return try result.get()
     }
 }

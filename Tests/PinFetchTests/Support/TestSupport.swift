@@ -28,6 +28,10 @@ struct CLIRun {
     func int(_ key: String) -> Int? { (self.json[key] as? NSNumber)?.intValue }
     func string(_ key: String) -> String? { self.json[key] as? String }
 
+    /// The `--json` line's `elapsed_s`: how long the file took by the tool's own clock, which a
+    /// busy test pool does not stretch (`.infinity` without one, so a bound on it fails).
+    var elapsed: Double { (self.json["elapsed_s"] as? NSNumber)?.doubleValue ?? .infinity }
+
     /// Every `--json` line, as dictionaries, in order.
     var lines: [[String: Any]] { jsonLines(self.standardOutput) }
 }
