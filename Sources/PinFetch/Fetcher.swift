@@ -137,11 +137,33 @@ extension FetchJob {
 final class TransferControl: Sendable {
     private let cancelled = Atomic<Bool>(false)
     private let failFastCause = Mutex<PinFetchError.Code?>(nil)
+    /// Signalled on ``cancel()``: what ``wait(seconds:)`` waits for.
+    private let cancellation = Condition()
     /// Set once the remote cache was down, slow or silent: the rest of the run does not ask it
     /// (a dead cache would otherwise cost its timeout for every file).
     let remoteCacheOff = Atomic<Bool>(false)
-    func cancel() { self.cancelled.store(true, ordering: .relaxed) }
+    func cancel() {
+        self.cancellation.lock()
+        self.cancelled.store(true, ordering: .relaxed)
+        self.cancellation.broadcast()
+        self.cancellation.unlock()
+    }
+
     var isCancelled: Bool { self.cancelled.load(ordering: .relaxed) }
+
+    /// Waits `seconds` (a back-off, a server's `Retry-After`), or less if the run is cancelled.
+    func wait(seconds: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, seconds) * 1000))
+        self.cancellation.lock()
+        defer { self.cancellation.unlock() }
+        while !self.isCancelled {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            self.cancellation.wait(
+                seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            )
+        }
+    }
 
     /// Files not started yet start no request from now on (`--fail-fast`, after a failure of `cause`).
     func stopStarting(after cause: PinFetchError.Code) {

@@ -59,7 +59,7 @@ final class AnswerReader: TransferDelegate {
             (self.pipeline, self.writer) = self.download.startBody(checkpointed: framed)
             if skip == 0, framed, let pipeline = self.pipeline {
                 // A resumed answer (206 from the offset) may be cut into pieces too.
-                self.segments = self.download.segmentation(
+                self.segments = self.download.beginSegments(
                     for: head,
                     totalLength: totalLength,
                     pipeline: pipeline,
@@ -113,7 +113,7 @@ final class AnswerReader: TransferDelegate {
         )
         (self.pipeline, self.writer) = self.download.startBody()
         if !pending.provisional, let pipeline = self.pipeline {
-            self.segments = self.download.segmentation(
+            self.segments = self.download.beginSegments(
                 for: pending.head,
                 totalLength: pending.totalLength,
                 pipeline: pipeline,

@@ -92,7 +92,7 @@ extension Download {
                 } else if self.state.offset > 0 {
                     try self.startOver()  // nothing ties these bytes to the next answer
                 }
-                if next.delay > 0 { self.sleep(seconds: next.delay) }
+                if next.delay > 0 { self.control.wait(seconds: next.delay) }
             }
         }
     }
@@ -193,7 +193,7 @@ extension Download {
         }
         headers += self.options.headers
         let reader = AnswerReader(download: self, context: context)
-        var outcome = try self.perform(.get, headers: headers, delegate: reader)
+        var outcome = try self.request(.get, headers: headers, delegate: reader)
         if let segments = reader.segments {
             do throws(PinFetchError) {
                 outcome = try self.finishSegments(segments, leadPiece: reader.leadPiece, lead: outcome)
@@ -218,7 +218,7 @@ extension Download {
             // A stray byte left on a kept-alive connection (a body after a HEAD answer, say) broke
             // this answer, not the server: ask once more on a fresh connection.
             let again = AnswerReader(download: self, context: context)
-            outcome = try self.perform(.get, headers: headers, delegate: again, freshConnection: true)
+            outcome = try self.request(.get, headers: headers, delegate: again, freshConnection: true)
             try self.settle(again, outcome)
             return self.result(of: again, outcome: outcome, requestedOffset: offset)
         }
@@ -324,11 +324,54 @@ extension Download {
         )
     }
 
-    /// Waits `seconds`, or less if the run is cancelled.
-    func sleep(seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !self.control.isCancelled, Date() < deadline {
-            usleep(UInt32(min(50_000, max(0, deadline.timeIntervalSinceNow) * 1_000_000)))
+    /// Ends a segmented phase and takes in what it reports: the outcome to judge the answer by.
+    /// - Throws: a local failure (disk) of any fetcher.
+    private func finishSegments(
+        _ fetch: SegmentedFetch,
+        leadPiece: Int,
+        lead: TransferOutcome
+    ) throws(PinFetchError) -> TransferOutcome {
+        guard let partial = self.partial else { throw PinFetchError(.generic, "internal: segments without a partial") }
+        let end = try self.segmentation.finish(fetch, leadPiece: leadPiece, partial: partial, on: self.easy)
+        if let ceiling = end.helperCeiling { self.segmentHelperCeiling = ceiling }
+        for (mirror, outcome) in end.otherMirrors {
+            self.note(mirror, outcome)
+            if outcome == "ok" { self.piecesFrom = .severalMirrors }
+        }
+        // Bytes of several answers: a mismatch then asks for the file over one stream (one clean
+        // download decides).
+        if end.helperBytes > 0 {
+            self.state.spliced = true
+            if self.piecesFrom == nil { self.piecesFrom = .severalConnections }
+        }
+        self.downloadedBytes += end.helperBytes
+        self.rehashedBytes += end.rehashedBytes
+        self.state.offset = end.prefix
+        self.writtenAhead = end.writtenAhead
+        switch end.reason {
+        case .complete:
+            self.state.resumedFrom += end.keptBytes  // earlier data in the final file (`resumed_from`)
+            return TransferOutcome(code: 0, message: "", category: .ok)
+        case .paused(let reason, let retryAfter):
+            self.segmentsPaused = (reason, retryAfter)
+            return TransferOutcome(code: 0, message: reason, category: .network)
+        case .outOfTime:
+            return TransferOutcome(code: 0, message: "out of time", category: .network)
+        case .cancelled:
+            return TransferOutcome(code: 0, message: "cancelled", category: .aborted)
+        case .localFailure(let error):
+            throw error
+        case .representationChanged(let reason):
+            self.segmentsStopped = true
+            self.segmentRestart = reason
+            return TransferOutcome(code: 0, message: reason, category: .protocolViolation)
+        case .stopped(let reason):
+            self.segmentsStopped = true
+            return TransferOutcome(code: 0, message: reason, category: .network)
+        case .endedEarly:
+            self.segmentsStopped = true
+            return lead.category == .ok
+                ? TransferOutcome(code: 0, message: "segments ended early", category: .network) : lead
         }
     }
 }

@@ -332,6 +332,83 @@ final class Download {
         }
     }
 
+    /// What every request of this file needs, as one value (a segment's helper takes a copy).
+    var requester: Requester {
+        Requester(
+            mirrors: self.mirrors,
+            hashedMirrorCount: self.hashedMirrorCount,
+            options: self.options,
+            transport: self.transport,
+            control: self.control,
+            deadline: Deadline(started: self.started, maximumTime: self.options.maximumTime),
+            reporter: Reporter(path: self.destination, events: self.options.events)
+        )
+    }
+
+    /// What a segmented phase of the current answer may do, from this run's policy.
+    var segmentation: Segmentation {
+        Segmentation(
+            requester: self.requester,
+            engine: self.easy.engine,
+            mirror: self.mirrorIndex,
+            pinned: self.pin != nil,
+            policy: Segmentation.Policy(
+                stopped: self.segmentsStopped,
+                helperCeiling: self.segmentHelperCeiling,
+                fromOtherMirrors: self.piecesFromOtherMirrors,
+                excludedMirrors: self.excludedMirrors
+            )
+        )
+    }
+
+    /// A segmented phase for the answer whose body begins now at the offset, or `nil`
+    /// (``Segmentation/begin(for:totalLength:partial:offset:writtenAhead:pipeline:writer:)``).
+    func beginSegments(
+        for head: ResponseHead,
+        totalLength: Int64?,
+        pipeline: HashingPipeline,
+        writer: CheckpointWriter?
+    ) -> SegmentedFetch? {
+        guard let partial = self.partial,
+            let fetch = self.segmentation.begin(
+                for: head,
+                totalLength: totalLength,
+                partial: partial,
+                offset: self.state.offset,
+                writtenAhead: self.writtenAhead,
+                pipeline: pipeline,
+                writer: writer
+            )
+        else { return nil }
+        if fetch.mirrors.count > 1 { self.state.mixedSources = true }
+        return fetch
+    }
+
+    /// One request of this file on its own handle, to the current mirror (``Requester``). Until
+    /// the file made a request, `--fail-fast` or an interrupt stops it as not started.
+    func request(
+        _ method: TransferRequest.Method,
+        headers: [String],
+        delegate: TransferDelegate,
+        freshConnection: Bool = false
+    ) throws(PinFetchError) -> TransferOutcome {
+        if !self.madeRequest, let stop = self.control.notStarting { throw self.notStarted(stop) }
+        let outcome = try self.requester.perform(
+            method,
+            headers: headers,
+            delegate: delegate,
+            mirror: self.mirrorIndex,
+            on: self.easy,
+            freshConnection: freshConnection,
+            opensFile: !self.madeRequest
+        )
+        if outcome.category == .notStarted {
+            throw self.notStarted(self.control.notStarting ?? (.cancelled, "the run was interrupted"))
+        }
+        self.madeRequest = true
+        return outcome
+    }
+
     /// Stops a file that made no request yet, for `stop` (``TransferControl/notStarting``).
     func notStarted(_ stop: (cause: PinFetchError.Code, reason: String)) -> PinFetchError {
         self.notStartedBecause = stop

@@ -1,8 +1,8 @@
 import Synchronization
 
-/// Reads one piece's `206` for a ``SegmentedFetch``: writes its bytes at their offsets and hands
-/// them to the assembler (through the piece's ``PieceGate``, which drops what another stream of
-/// the piece wrote first); anything but the exact range of the same representation stops it.
+/// Reads one piece's `206` for a ``SegmentedFetch``: takes it as ``PieceDecision`` says, writes
+/// its bytes at their offsets and hands them to the assembler (through the piece's
+/// ``PieceGate``, which drops what another stream of the piece wrote first).
 final class PieceReader: TransferDelegate {
     let fetch: SegmentedFetch
     let partial: PartialFile
@@ -45,60 +45,23 @@ final class PieceReader: TransferDelegate {
     }
 
     override func receive(head: ResponseHead) -> Bool {
-        let validator = head.validator
-        if head.status == 200, self.otherMirror {
-            self.refusal = .failed("another mirror answered a ranged request with HTTP 200")
+        let request = PieceDecision.Request(
+            validator: self.fetch.validator,
+            length: self.fetch.length,
+            wanted: self.wanted,
+            otherMirror: self.otherMirror
+        )
+        switch PieceDecision.decide(head, request) {
+        case .take(let slowDown):
+            if slowDown { self.fetch.slowDown() }  // the server asks for less
+            return true
+        case .refused(let status, let retryAfter):
+            self.refusedWith = (status, retryAfter)
+            return false
+        case .stop(let reason):
+            self.refusal = reason
             return false
         }
-        if head.status == 200 {
-            // If-Range failed (another representation), or the server ignores Range.
-            let same = self.fetch.validator.matches(validator) == true && head.contentLength == self.fetch.length
-            self.refusal =
-                same
-                ? .failed("the server answered a ranged request with the whole file (200)")
-                : .representationChanged("a piece's answer was for another representation (200, validator changed)")
-            return false
-        }
-        let retryAfter = head.value("retry-after").flatMap { RetryAfter.seconds($0, date: head.value("date")) }
-        if head.status == 429 || head.status == 503 {
-            self.refusedWith = (head.status, retryAfter)
-            return false
-        }
-        guard head.status == 206 else {
-            self.refusal = .failed("a piece's answer was HTTP \(head.status)")
-            return false
-        }
-        switch self.otherMirror ? true : self.fetch.validator.matches(validator) {
-        case true?: break
-        case false?:
-            self.refusal = .representationChanged("a piece's 206 carries another validator")
-            return false
-        case nil:
-            // No validator to compare: it cannot tie the piece to the file, nor show another one.
-            self.refusal = .failed("a piece's 206 carries no validator")
-            return false
-        }
-        guard !head.hasContentCoding, !head.isMultipartByteRanges, let range = head.contentRange,
-            range.first == self.wanted.lowerBound, let last = range.last, last < self.wanted.upperBound,
-            last >= self.wanted.lowerBound
-        else {
-            self.refusal = .failed("a piece's 206 does not cover the range asked for")
-            return false
-        }
-        guard let total = range.completeLength else {
-            self.refusal = .failed("a piece's 206 does not say the file's length")
-            return false
-        }
-        guard total == self.fetch.length else {
-            guard !self.otherMirror else {
-                self.refusal = .failed("another mirror's 206 names another length (\(total) bytes)")
-                return false
-            }
-            self.refusal = .representationChanged("a piece's 206 names another length")
-            return false
-        }
-        if head.value("retry-after") != nil { self.fetch.slowDown() }  // the server asks for less
-        return true
     }
 
     override func receive(body: UnsafeRawBufferPointer) -> Bool {

@@ -16,7 +16,7 @@ extension Download {
         if let known = self.probeResult, known.mirror == self.mirrorIndex { return known.probe }
         let delegate = TransferDelegate()
         let headers = ["Accept-Encoding: identity"] + self.options.headers
-        let outcome = try? self.perform(.head, headers: headers, delegate: delegate)
+        let outcome = try? self.request(.head, headers: headers, delegate: delegate)
         var probe: Probe?
         if let outcome, outcome.category == .ok, let head = delegate.head, (200..<300).contains(head.status),
             !head.hasContentCoding
@@ -37,7 +37,7 @@ extension Download {
         var value = self.probeResult?.head?.value("content-disposition")
         if value == nil {
             let delegate = HeadOnlyDelegate()
-            _ = try self.perform(
+            _ = try self.request(
                 .get,
                 headers: ["Accept-Encoding: identity"] + self.options.headers,
                 delegate: delegate

@@ -151,8 +151,11 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         let afterScheme = self.text.dropFirst(self.scheme.utf8.count + 3)
         let end = afterScheme.firstIndex(of: "?") ?? afterScheme.endIndex
         guard let slash = afterScheme[..<end].firstIndex(of: "/") else { return [] }
-        return afterScheme[afterScheme.index(after: slash)..<end].split(separator: "/", omittingEmptySubsequences: false)
-            .map { Text.percentDecoded($0) ?? String($0) }
+        return afterScheme[afterScheme.index(after: slash)..<end].split(
+            separator: "/",
+            omittingEmptySubsequences: false
+        )
+        .map { Text.percentDecoded($0) ?? String($0) }
     }
 
     // MARK: - Parts
