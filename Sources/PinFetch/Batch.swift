@@ -169,9 +169,9 @@ final class Batch: Sendable {
                 control: self.control,
                 easy: handle,
                 transport: try self.transport.get(),
-                claims: self.claims
+                claims: self.claims,
+                sibling: sibling
             )
-            download.sibling = sibling
             return download.execute()
         } catch {
             return .failed(

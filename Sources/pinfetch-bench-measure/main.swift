@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import Synchronization
 
 // pinfetch-bench-measure RESULT-FILE PROGRAM [ARGUMENT...]
 //
@@ -14,8 +15,8 @@
 // to the child. Exit status: 0 when the line was written, 127 when PROGRAM could not start,
 // 2 on bad usage or an unwritable RESULT-FILE.
 
-/// The running child, for the signal handler (written once before handlers are installed).
-nonisolated(unsafe) var childPID: pid_t = 0
+/// The running child, for the signal handler (stored once before handlers are installed).
+let childPID = Atomic<pid_t>(0)
 
 func fail(_ status: Int32, _ message: String) -> Never {
     fputs("pinfetch-bench-measure: \(message)\n", stderr)
@@ -31,10 +32,11 @@ var pid: pid_t = 0
 let start = ContinuousClock.now
 let spawned = posix_spawn(&pid, arguments[2], nil, nil, argv, environ)
 guard spawned == 0 else { fail(127, "cannot start \(arguments[2]): \(String(cString: strerror(spawned)))") }
-childPID = pid
+childPID.store(pid, ordering: .releasing)
 for number in [SIGINT, SIGTERM] {
     signal(number) { received in
-        if childPID > 0 { kill(childPID, received) }
+        let child = childPID.load(ordering: .acquiring)
+        if child > 0 { kill(child, received) }
     }
 }
 

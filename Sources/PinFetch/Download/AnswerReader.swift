@@ -1,10 +1,18 @@
-/// Reads one GET answer for a ``Download``: asks ``AnswerDecision`` about the final head, has
-/// the download prepare the partial for that decision, then streams the body into the partial
-/// and its ``HashingPipeline``.
+/// Reads one GET answer into a ``Partial``: asks ``AnswerDecision`` about the final head, has the
+/// partial prepare for that decision, then streams the body into it and its ``HashingPipeline``,
+/// over several connections when the ``Segmentation`` cuts it into pieces.
+///
+/// It reports what it observed (its fields, read once the transfer returned); the attempt
+/// decides from them, once (``AttemptVerdict``).
 final class AnswerReader: TransferDelegate {
-    unowned let download: Download
+    let partial: Partial
     /// What the request asked for and what was known when it was sent.
     let context: AnswerContext
+    /// The mirror as messages name it.
+    let label: String
+    private let segmentation: Segmentation
+    private let meter: ProgressMeter
+    private let control: TransferControl
     /// The decision about the final head, once it came.
     private(set) var decision: AnswerDecision?
     /// A local failure (disk) that must end the run, not be retried.
@@ -25,29 +33,42 @@ final class AnswerReader: TransferDelegate {
     /// For a range answer framed only by its end (chunked, or closed by the server): where the
     /// partial stood before it. Its bytes are not checkpointed, and are cut off again unless the
     /// body reaches the end its `Content-Range` announced (a lying body shows only by running past it).
-    private(set) var rollback: Download.RollbackPoint?
+    private(set) var rollback: Partial.RollbackPoint?
     /// The segmented fetch this answer leads (`--segments`), and the piece it streams now.
     private(set) var segments: SegmentedFetch?
     private(set) var leadPiece = 0
     /// The lead's current quarter second: when it began, and the pipeline's wait for the hash then.
     private var leadWindow: (start: ContinuousClock.Instant, waited: Duration)?
 
-    init(download: Download, context: AnswerContext) {
-        self.download = download
+    init(
+        partial: Partial,
+        context: AnswerContext,
+        label: String,
+        segmentation: Segmentation,
+        meter: ProgressMeter,
+        control: TransferControl
+    ) {
+        self.partial = partial
         self.context = context
+        self.label = label
+        self.segmentation = segmentation
+        self.meter = meter
+        self.control = control
     }
 
     override func receive(head: ResponseHead) -> Bool {
         let decision = AnswerDecision.decide(head, self.context)
         self.decision = decision
-        if let announced = decision.announcedLength, let failure = self.download.sizeRefusal(announced) {
+        if let announced = decision.announcedLength,
+            let failure = self.partial.sizeRefusal(announced, label: self.label)
+        {
             self.localFailure = failure
             return false
         }
         switch decision {
         case .append(let skip, let end, let totalLength):
             do throws(PinFetchError) {
-                try self.download.continueRepresentation(head, totalLength: totalLength)
+                try self.partial.continueRepresentation(head, totalLength: totalLength)
             } catch {
                 self.localFailure = error
                 return false
@@ -55,18 +76,10 @@ final class AnswerReader: TransferDelegate {
             self.skip = skip
             self.end = end
             let framed = head.contentLength != nil
-            if !framed { self.rollback = self.download.rollbackPoint() }
-            (self.pipeline, self.writer) = self.download.startBody(checkpointed: framed)
-            if skip == 0, framed, let pipeline = self.pipeline {
-                // A resumed answer (206 from the offset) may be cut into pieces too.
-                self.segments = self.download.beginSegments(
-                    for: head,
-                    totalLength: totalLength,
-                    pipeline: pipeline,
-                    writer: self.writer
-                )
-                self.leadPiece = self.segments?.leadPiece ?? 0
-            }
+            if !framed { self.rollback = self.partial.rollbackPoint() }
+            (self.pipeline, self.writer) = self.partial.startBody(checkpointed: framed)
+            // A resumed answer (206 from the offset) may be cut into pieces too.
+            if skip == 0, framed { self.beginSegments(head, totalLength: totalLength) }
         case .replace(let end, let totalLength):
             self.pendingReplacement = (head, totalLength, false)
             self.end = end
@@ -77,6 +90,23 @@ final class AnswerReader: TransferDelegate {
             return false
         }
         return true
+    }
+
+    private func beginSegments(_ head: ResponseHead, totalLength: Int64?) {
+        guard let pipeline = self.pipeline, let file = self.partial.file,
+            let fetch = self.segmentation.begin(
+                for: head,
+                totalLength: totalLength,
+                partial: file,
+                offset: self.partial.state.offset,
+                writtenAhead: self.partial.writtenAhead,
+                pipeline: pipeline,
+                writer: self.writer
+            )
+        else { return }
+        if fetch.mirrors.count > 1 { self.partial.state.mixedSources = true }
+        self.segments = fetch
+        self.leadPiece = fetch.leadPiece
     }
 
     /// `true` when the answer replaces the partial with an empty representation: a `replace`
@@ -97,7 +127,7 @@ final class AnswerReader: TransferDelegate {
     /// `true` when a provisional range body fell short of its announced end: cut it off again.
     var isIncompleteProvisional: Bool {
         guard self.rollback != nil, let end = self.end else { return false }
-        return self.download.state.offset < end
+        return self.partial.state.offset < end
     }
 
     /// Starts a replacing answer: empties the partial and starts hashing from byte 0. Called at
@@ -106,21 +136,13 @@ final class AnswerReader: TransferDelegate {
     func beginReplacement() throws(PinFetchError) {
         guard let pending = self.pendingReplacement else { return }
         self.pendingReplacement = nil
-        try self.download.beginRepresentation(
+        try self.partial.beginRepresentation(
             pending.head,
             totalLength: pending.totalLength,
             provisional: pending.provisional
         )
-        (self.pipeline, self.writer) = self.download.startBody()
-        if !pending.provisional, let pipeline = self.pipeline {
-            self.segments = self.download.beginSegments(
-                for: pending.head,
-                totalLength: pending.totalLength,
-                pipeline: pipeline,
-                writer: self.writer
-            )
-            self.leadPiece = self.segments?.leadPiece ?? 0
-        }
+        (self.pipeline, self.writer) = self.partial.startBody()
+        if !pending.provisional { self.beginSegments(pending.head, totalLength: pending.totalLength) }
     }
 
     /// Waits for the body's bytes to be hashed and its checkpoints written; the first
@@ -129,7 +151,7 @@ final class AnswerReader: TransferDelegate {
         defer { self.pipeline = nil }
         let failure = self.pipeline?.finish()
         if let writer = self.writer {
-            self.download.durableOffset = max(self.download.durableOffset, writer.durableOffset)
+            self.partial.durableOffset = max(self.partial.durableOffset, writer.durableOffset)
         }
         return failure
     }
@@ -148,20 +170,21 @@ final class AnswerReader: TransferDelegate {
             self.skip -= Int64(dropped)
             if bytes.isEmpty { return true }
         }
-        if let end = self.end, self.download.state.offset + Int64(bytes.count) > end {
+        let offset = self.partial.state.offset
+        if let end = self.end, offset + Int64(bytes.count) > end {
             // The answer was not what its head said: what it wrote (and checkpointed) is suspect.
             self.decision = .restart("more body bytes than the answer announced")
             self.wroteSuspectBytes = self.rollback == nil  // a provisional body is cut off anyway
             return false
         }
-        if let failure = self.download.sizeRefusal(self.download.state.offset + Int64(bytes.count)) {
+        if let failure = self.partial.sizeRefusal(offset + Int64(bytes.count), label: self.label) {
             self.localFailure = failure  // a body without a length that runs past --max-filesize
             return false
         }
         do throws(PinFetchError) {
             guard let pipeline = self.pipeline else { throw PinFetchError(.generic, "internal: body before head") }
             if let segments = self.segments { return try self.lead(bytes, segments, pipeline) }
-            try self.download.append(bytes, to: pipeline)
+            try self.partial.append(bytes, to: pipeline)
             self.received += Int64(bytes.count)
         } catch {
             self.localFailure = error
@@ -178,33 +201,32 @@ final class AnswerReader: TransferDelegate {
         _ pipeline: HashingPipeline
     ) throws(PinFetchError) -> Bool {
         if !segments.helpersStarted { self.startHelpersIfTheyHelp(segments, pipeline) }
-        guard let partial = self.download.partial else { throw PinFetchError(.generic, "internal: body before head") }
+        guard let file = self.partial.file else { throw PinFetchError(.generic, "internal: body before head") }
         if let failure = pipeline.error { throw failure }
         var bytes = body
         while !bytes.isEmpty {
             let end = segments.range(of: self.leadPiece).upperBound
-            if self.download.state.offset == end {
+            let offset = self.partial.state.offset
+            if offset == end {
                 guard segments.claim(self.leadPiece + 1, for: 0) else { return false }
                 self.leadPiece += 1
                 continue
             }
-            let count = Int(min(Int64(bytes.count), end - self.download.state.offset))
+            let count = Int(min(Int64(bytes.count), end - offset))
             // Through the piece's gate: a stream that raced this lagging piece may have written
             // these bytes already.
             let progress = try segments.write(
                 UnsafeRawBufferPointer(rebasing: bytes[..<count]),
-                at: self.download.state.offset,
+                at: offset,
                 piece: self.leadPiece,
-                to: partial
+                to: file
             )
-            self.download.state.offset += Int64(count)
-            self.download.downloadedBytes += Int64(count)
-            self.download.startWriteback()
+            self.partial.advance(by: Int64(count))
             self.received += Int64(count)
             bytes = UnsafeRawBufferPointer(rebasing: bytes[count...])
             // Made whole by the racing stream, or it is ahead: the rest of this piece would only
             // be dropped, and the racing stream brings it.
-            if progress == .whole, self.download.state.offset < end { return false }
+            if progress == .whole, self.partial.state.offset < end { return false }
             if progress == .behind, self.received >= SegmentedFetch.raceWarmUp { return false }
         }
         return segments.stop == nil
@@ -228,14 +250,16 @@ final class AnswerReader: TransferDelegate {
     }
 
     override func progress(received: Int64) -> Bool {
-        self.download.progress()
+        guard !self.control.isCancelled else { return false }
+        self.meter.report(self.partial)
+        return true
     }
 
     /// Also when a racing stream made the lead's piece whole before the lead got there.
     override var isCancelled: Bool {
-        if self.download.control.isCancelled { return true }
+        if self.control.isCancelled { return true }
         guard let segments = self.segments else { return false }
-        return self.download.state.offset < segments.range(of: self.leadPiece).upperBound
+        return self.partial.state.offset < segments.range(of: self.leadPiece).upperBound
             && segments.isWritten(self.leadPiece)
     }
 }

@@ -30,6 +30,9 @@ struct PartialState: Sendable {
     var resumedFrom: Int64 = 0
     /// The server's digest of the representation for ``algorithm`` and the field it came in.
     var serverDigest: ServerDigest?
+    /// The `Last-Modified` of the representation the answers delivered, in seconds since the
+    /// epoch (``FetchOptions/remoteTime``).
+    var remoteModified: Int64?
 
     /// A digest the server sent for the representation (RFC 9530).
     struct ServerDigest: Sendable {

@@ -1,3 +1,5 @@
+@preconcurrency import Glibc
+
 /// How many helper connections a segmented fetch runs (issue 14), as TCP's slow start grows its
 /// window: the connections double each step (2, 4, 8, … up to the maximum) while the total rate
 /// still rises by at least half of what they would add if each had its own limit (the first
@@ -51,5 +53,59 @@ struct SegmentRamp: Sendable {
         self.before = (rate, self.allowed)
         self.allowed = min(self.maximum, 2 * (self.allowed + 1) - 1)
         return .add
+    }
+}
+
+extension SegmentedFetch {
+    /// Adds helpers one at a time while the rate the assembler sees still rises, up to
+    /// `maximum` (``SegmentRamp``); `start(n)` starts helper `n`. Runs on a thread of its own,
+    /// counted as a helper, until the ramp settles, the phase stops or no piece is open.
+    /// `note` hears each change in words (`-v`).
+    func ramp(
+        maximum: Int,
+        note: @escaping @Sendable (String) -> Void,
+        start: @escaping @Sendable (Int) -> Void
+    ) {
+        self.startHelper { [self] in
+            var ramp = SegmentRamp(maximum: maximum)
+            var started = 0
+            // Measured from now, after the lead's first quarter second: a server's first burst
+            // (nginx sends a second's worth at once) would make any helper look useless.
+            while !ramp.isSettled, self.stop == nil, self.hasOpenPieces {
+                let rate = self.measureRate(connections: ramp.allowed + 1)
+                let connections = ramp.allowed + 1
+                if self.backedOff { break }  // the server asked for fewer: none added
+                let step = ramp.next(rate: rate)
+                self.allowHelpers(ramp.allowed)
+                let speed = "\(Int(rate / 1024)) KiB/s over \(connections) connections"
+                switch step {
+                case .add:
+                    note("\(speed): \(ramp.allowed + 1) from now")
+                    while started < ramp.allowed {
+                        started += 1
+                        start(started)
+                    }
+                    // Their first quarter second (connect, ask, first bytes) is not measured.
+                    usleep(250_000)
+                case .remove: note("\(speed): too little for them; back to \(ramp.allowed + 1)")
+                case .hold: note("\(speed): no more connections")
+                }
+            }
+        }
+    }
+
+    /// The rate the assembler sees (bytes per second) over the next quarter second, or longer,
+    /// up to 2 s, until each of `connections` delivered 512 KiB: a server that paces in chunks
+    /// (64 KiB at a time at 200 KiB/s) would make a short window say anything.
+    private func measureRate(connections: Int) -> Double {
+        let (startBytes, startTime) = (self.assembler.deliveredBytes, ContinuousClock.now)
+        usleep(250_000)
+        while ContinuousClock.now - startTime < .seconds(2), self.stop == nil, self.hasOpenPieces,
+            self.assembler.deliveredBytes - startBytes < Int64(connections) << 19
+        {
+            usleep(50_000)
+        }
+        let seconds = max((ContinuousClock.now - startTime) / .seconds(1), 0.001)
+        return Double(self.assembler.deliveredBytes - startBytes) / seconds
     }
 }

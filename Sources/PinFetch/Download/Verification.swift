@@ -1,178 +1,14 @@
-extension Download {
-    /// Checks the partial's digest and commits it (DESIGN.md, "Finalize"), or acts on a
-    /// mismatch: a spliced partial is downloaded once more from byte 0, and with several
-    /// mirrors the next one that has not sent other bytes takes over from byte 0.
-    /// - Returns: The committed file's digest.
-    /// - Throws: ``PinFetchError/Code/digestMismatch`` when every mirror that answered sent
-    ///   other bytes; the last failure when the mirrors left fail otherwise.
-    func verifyAndCommit() throws(PinFetchError) -> [UInt8] {
-        var startedOverAfterMismatch = false
-        var tailMismatches = Set<Int>()  // mirrors whose bytes after another mirror's prefix mismatched
-        var deliveredOtherBytes = Set<Int>()  // mirrors whose download from byte 0 mismatched the pin
-        while true {
-            let digest = self.digest.finalize()
-            guard let mismatch = self.mismatch(of: digest) else {
-                try self.commit()
-                if self.attempts > 0 { self.note(self.mirrorIndex, "ok") }
-                return digest
-            }
-            if self.attempts > 0 { self.note(self.mirrorIndex, "mismatch") }
-            self.piecesFromOtherMirrors = false  // one mirror's bytes from now on
-            // The tail another mirror appended does not match: its bytes go, the prefix its own
-            // mirror vouched for (a strong validator) stays, and is continued there, or on a
-            // listed mirror whose tail was not tried yet.
-            if let point = self.handOver {
-                tailMismatches.insert(self.mirrorIndex)
-                if try self.goBack(to: point, mismatch: mismatch, excluding: tailMismatches) { continue }
-                // Every listed mirror disagrees with a prefix whose own mirror is not listed: the
-                // prefix is the suspect. From byte 0; it stays until an answer replaces it.
-                self.report(
-                    .restarted(
-                        path: self.destination,
-                        reason: "\(mismatch) after every listed mirror's bytes past byte \(point.offset), "
-                            + "which came from a mirror not listed here"
-                    )
-                )
-                startedOverAfterMismatch = true
-                self.restarts += 1
-                self.restartPending = true
-                self.state.crossMirror = true  // no listed mirror's validator describes these bytes
-                self.mirrorIndex = 0
-                try self.download()
-                continue
-            }
-            // A spliced partial that mismatches may hold bytes of two representations: one
-            // clean download from byte 0 decides (DESIGN.md, "Finalize").
-            if self.state.spliced, !startedOverAfterMismatch {
-                startedOverAfterMismatch = true
-                let reason =
-                    switch self.piecesFrom {
-                    case .severalMirrors?: "checksum mismatch with pieces from several mirrors"
-                    case .severalConnections?: "checksum mismatch with pieces over several connections"
-                    case nil: "checksum mismatch after a resume"
-                    }
-                self.report(.restarted(path: self.destination, reason: reason))
-                try self.startOver()
-                self.restartPending = false
-                self.segmentsStopped = self.piecesFrom != nil  // one stream decides
-                // Pieces from several mirrors: the lead's mirror alone first (the others may be
-                // the ones that differ); else the next mirror.
-                if self.mirrors.count > 1, self.piecesFrom != .severalMirrors {
-                    self.mirrorIndex = (self.mirrorIndex + 1) % self.mirrors.count
-                }
-                try self.download()
-                continue
-            }
-            // A mirror that sent other bytes than the pin (a stale or wrong mirror is why people
-            // list several): the next one that has not, from byte 0 (DESIGN.md, "Mirrors").
-            let from = self.mirrors.count > 1 ? " (from \(self.currentLabel))" : ""
-            if self.mirrors.count > 1 {
-                deliveredOtherBytes.insert(self.mirrorIndex)
-                let count = self.mirrors.count
-                if let next = (1..<count).lazy.map({ (self.mirrorIndex + $0) % count })
-                    .first(where: { !deliveredOtherBytes.contains($0) })
-                {
-                    self.report(
-                        .restarted(
-                            path: self.destination,
-                            reason: "\(mismatch)\(from); trying mirror \(next + 1) of \(count)"
-                        )
-                    )
-                    try self.startOver()
-                    self.restartPending = false
-                    self.state.crossMirror = false
-                    self.mirrorIndex = next
-                    do throws(PinFetchError) {
-                        try self.download(excluding: deliveredOtherBytes)
-                    } catch {
-                        // The mirrors left failed otherwise: when none of them delivered a byte,
-                        // every mirror that answered with a body sent other bytes, and that is
-                        // what the run found. One that failed mid-body is a network failure,
-                        // its partial kept for a later run (exit 4).
-                        guard self.state.offset == 0,
-                            [
-                                PinFetchError.Code.network, .serverResponse, .authentication, .tlsVerification,
-                                .protocolViolation,
-                            ]
-                            .contains(error.code)
-                        else { throw error }
-                        try self.discardPartial()
-                        throw PinFetchError(
-                            .digestMismatch,
-                            "\(mismatch)\(from); no other mirror delivered the file: \(error.message)"
-                        )
-                    }
-                    continue
-                }
-            }
-            try self.discardPartial()
-            throw PinFetchError(.digestMismatch, mismatch + from)
-        }
-    }
+/// Why a digest is not acceptable for a file: it must equal the pin, the server's own
+/// `Repr-Digest` / `Content-Digest` for the algorithm when it sent one (RFC 9530 §2, §3) or
+/// S3's full-object checksum, and GCS's MD5 when this run hashed the whole file in one answer.
+struct DigestCheck {
+    let destination: String
+    let pin: Pin?
+    let state: PartialState
+    /// GCS's MD5 (``Partial/crossCheck``), when this run hashed the whole body in one answer.
+    let crossCheck: (expected: [UInt8], digest: CrossCheckDigest)?
 
-    /// Where the partial stands now, to come back to (``handOver``).
-    func handOverPoint() -> HandOver {
-        HandOver(
-            offset: self.state.offset,
-            digestState: self.digest.serializedState(),
-            validator: self.state.validator,
-            source: self.state.source,
-            totalLength: self.state.totalLength,
-            resumable: self.state.resumable,
-            mixedSources: self.state.mixedSources
-        )
-    }
-
-    /// Cuts the partial back to `point` (the bytes before another mirror's tail), checkpoints
-    /// it for its own mirror and downloads the rest there, or on another mirror not in
-    /// `excluded` when its own is not in this run's list.
-    /// - Returns: `false` when its own mirror is not listed and every listed one is excluded:
-    ///   nothing was downloaded, the partial stands at `point`.
-    /// - Throws: the download's failure (the partial kept at `point`, exit 4 for a network
-    ///   failure).
-    private func goBack(
-        to point: HandOver,
-        mismatch: String,
-        excluding excluded: Set<Int>
-    ) throws(PinFetchError)
-        -> Bool
-    {
-        guard let partial = self.partial,
-            let digest = RunningDigest(
-                algorithm: self.state.algorithm,
-                restoring: point.digestState,
-                offset: point.offset
-            )
-        else { throw PinFetchError(.generic, "internal: the hand-over point did not restore") }
-        try partial.truncate(to: point.offset)
-        self.digest = digest
-        self.state.offset = point.offset
-        self.state.validator = point.validator
-        self.state.source = point.source
-        self.state.totalLength = point.totalLength
-        self.state.resumable = point.resumable
-        self.state.mixedSources = point.mixedSources
-        self.state.serverDigest = nil
-        self.crossCheck = nil
-        self.handOver = nil
-        self.durableOffset = min(self.durableOffset, point.offset)
-        try self.saveCheckpoint()
-        let own = point.source.flatMap { source in self.mirrors.firstIndex { $0.text == source } }
-        let count = self.mirrors.count
-        let next = own ?? (0..<count).first { !excluded.contains($0) }
-        self.decide(
-            "\(mismatch) (from \(self.currentLabel)): back to byte \(point.offset), the bytes its own mirror served"
-        )
-        guard let next else { return false }
-        self.state.crossMirror = own == nil
-        self.mirrorIndex = next
-        try self.download(excluding: excluded)
-        return true
-    }
-
-    /// Why `digest` is not acceptable, or `nil`: it must equal the pin, the server's own
-    /// `Repr-Digest` / `Content-Digest` for the algorithm when it sent one (RFC 9530) or S3's
-    /// full-object checksum, and GCS's MD5 when this run hashed the whole file in one answer.
+    /// Why `digest` is not acceptable, or `nil`.
     func mismatch(of digest: [UInt8]) -> String? {
         let algorithm = self.state.algorithm.rawValue
         let got = "\(algorithm):\(Pin.hex(digest))"
@@ -201,16 +37,77 @@ extension Download {
     }
 }
 
-/// The partial as it stood when another mirror's bytes were first appended (``Download/handOver``).
-struct HandOver {
-    /// Bytes of the partial from the mirror that served them first.
-    var offset: Int64
-    /// The digest's state after those bytes.
-    var digestState: [UInt8]
-    var validator: Validator?
-    /// That mirror (``PartialState/source``).
-    var source: String?
-    var totalLength: Int64?
-    var resumable: Bool
-    var mixedSources: Bool
+/// What to do after the digest of a file's partial did not match, across the mismatches of one
+/// fetch: which mirror next, from where, and why (Architecture, "Sources"; Resume and
+/// checkpoints, "Finalize").
+///
+/// Pure bookkeeping, table-tested (`MismatchPolicyTests`): another mirror's tail on a partial
+/// goes, and the prefix its own mirror vouched for is continued there; a spliced partial is
+/// fetched once more from byte 0 (one clean download decides); a mirror whose bytes from byte 0
+/// differ from the pin is not asked again, and the next one is; when none is left, the file
+/// fails with a checksum mismatch.
+struct MismatchPolicy {
+    /// What the download does next.
+    enum Next: Equatable {
+        /// Cut the partial back to the hand-over point and go on from there on `mirror` (with a
+        /// plain `Range` when `crossMirror`), not asking `excluding`.
+        case goBack(mirror: Int, crossMirror: Bool, excluding: Set<Int>)
+        /// Every listed mirror disagrees with a prefix whose own mirror is not listed: the prefix
+        /// is the suspect; from byte 0 on mirror 0, the partial kept until an answer replaces it.
+        case prefixSuspect
+        /// Fetch the whole file again from byte 0 on `mirror`, over one stream when `oneStream`.
+        case restartSpliced(mirror: Int, oneStream: Bool)
+        /// `mirror` has not sent other bytes yet: from byte 0 there, not asking `excluding`.
+        case nextMirror(Int, excluding: Set<Int>)
+        /// No mirror is left to ask: the file fails.
+        case fail
+    }
+
+    /// Where the pieces of a segmented fetch came from, once helpers brought any.
+    enum PieceSources { case severalConnections, severalMirrors }
+
+    let mirrorCount: Int
+    private var startedOverAfterMismatch = false
+    /// Mirrors whose bytes after another mirror's prefix mismatched.
+    private var tailMismatches = Set<Int>()
+    /// Mirrors whose download from byte 0 mismatched the pin.
+    private var deliveredOtherBytes = Set<Int>()
+
+    init(mirrorCount: Int) {
+        self.mirrorCount = mirrorCount
+    }
+
+    /// After a mismatch of the partial last fetched from `current`.
+    /// - Parameters:
+    ///   - handOver: When another mirror's tail was appended: the index of the mirror of the
+    ///     prefix in this run's list (`.some(nil)` when it is not listed); `nil` otherwise.
+    ///   - spliced: Whether the partial holds bytes of more than one answer.
+    ///   - piecesFrom: Where a segmented fetch took pieces from, if it did.
+    mutating func next(current: Int, handOver: Int??, spliced: Bool, piecesFrom: PieceSources?) -> Next {
+        let count = self.mirrorCount
+        if let own = handOver {
+            self.tailMismatches.insert(current)
+            let excluded = self.tailMismatches
+            guard let next = own ?? (0..<count).first(where: { !excluded.contains($0) }) else {
+                self.startedOverAfterMismatch = true
+                return .prefixSuspect
+            }
+            return .goBack(mirror: next, crossMirror: own == nil, excluding: excluded)
+        }
+        if spliced, !self.startedOverAfterMismatch {
+            self.startedOverAfterMismatch = true
+            // Pieces from several mirrors: the lead's mirror alone first (the others may be the
+            // ones that differ); else the next mirror.
+            let next = count > 1 && piecesFrom != .severalMirrors ? (current + 1) % count : current
+            return .restartSpliced(mirror: next, oneStream: piecesFrom != nil)
+        }
+        guard count > 1 else { return .fail }
+        self.deliveredOtherBytes.insert(current)
+        let delivered = self.deliveredOtherBytes
+        guard let next = (1..<count).lazy.map({ (current + $0) % count }).first(where: { !delivered.contains($0) })
+        else {
+            return .fail
+        }
+        return .nextMirror(next, excluding: delivered)
+    }
 }

@@ -1,71 +1,75 @@
 @preconcurrency import Glibc
 import Synchronization
 
-extension Download {
-    /// With a SHA-256 pin and a remote cache (``FetchOptions/remoteCache``, issue 16), the blob
-    /// `<cache>/cas/<hex>` (the layout of Bazel's HTTP remote cache: nginx with WebDAV,
-    /// bazel-remote) is fetched beside the destination, hashed as it comes, and renamed onto
-    /// the destination only when it holds the pinned bytes; a local cache then keeps a copy.
-    /// A miss (`404`) says so with `-v`; a cache that is down, slow (no connection, or a silent
-    /// body, within ``FetchOptions/remoteCacheTimeout`` seconds), refuses, or holds other bytes
-    /// costs one warning; each returns `nil` and the mirrors are asked. Only
-    /// ``FetchOptions/remoteCacheHeaders`` (and a netrc entry for the cache's host) go to the
-    /// cache, never ``FetchOptions/headers``. Every answer but a miss is listed first in `--json`
-    /// `mirrors` (``remoteCacheOutcome``), and the body bytes it sent count as downloaded.
-    /// - Throws: a local failure (disk) or a cancellation, which end the run.
-    func useRemoteCache() throws(PinFetchError) -> [UInt8]? {
-        guard let pin = self.pin, let url = self.remoteCacheBlob,
-            !self.control.remoteCacheOff.load(ordering: .relaxed)
-        else { return nil }
-        let placedPath = self.sidecars.cachePlacement
-        let placed = try PartialFile(path: placedPath, fresh: true)
-        defer { try? FileSystem.remove(placedPath) }  // gone once renamed; else nothing stays behind
-        let reader = BlobReader(partial: placed, algorithm: pin.algorithm, limit: self.options.maximumFileSize) {
-            [control = self.control] in control.isCancelled
+/// The remote cache (``FetchOptions/remoteCache``), for a SHA-256 pin: the blob
+/// `<cache>/cas/<hex>` (the layout of Bazel's HTTP remote cache: nginx with WebDAV,
+/// bazel-remote) is fetched beside the destination, hashed as it comes, and placed only when it
+/// holds the pinned bytes; a local cache then keeps a copy.
+///
+/// A miss (`404`) says so with `-v`; a cache that is down, slow (no connection, or a silent
+/// body, within ``FetchOptions/remoteCacheTimeout`` seconds), refuses, or holds other bytes
+/// costs one warning, and the next source is asked; one that is down, silent or slow is not
+/// asked again in the run. Only ``FetchOptions/remoteCacheHeaders`` (and a netrc entry for the
+/// cache's host) go to the cache, never ``FetchOptions/headers``. Every answer but a miss is
+/// listed first in `--json` `mirrors`, and the body bytes it sent count as downloaded.
+struct RemoteCacheSource: Source {
+    func place(_ context: SourceContext) throws(PinFetchError) -> SourceAnswer {
+        let requester = context.requester
+        let options = requester.options
+        let control = requester.control
+        let pin = context.pin
+        guard let url = Self.blob(options, pin), !control.remoteCacheOff.load(ordering: .relaxed) else {
+            return .passed
+        }
+        let path = context.sidecars.cachePlacement
+        let placed = try PartialFile(path: path, fresh: true)
+        defer { try? FileSystem.remove(path) }  // gone once renamed; else nothing stays behind
+        let reader = BlobReader(partial: placed, algorithm: pin.algorithm, limit: options.maximumFileSize) {
+            control.isCancelled
         }
         var request = TransferRequest(
             url: url.text,
             method: .get,
-            headers: ["Accept-Encoding: identity"] + self.options.remoteCacheHeaders,
-            connectTimeout: self.options.remoteCacheTimeout,
-            stallTimeout: self.options.remoteCacheTimeout
+            headers: ["Accept-Encoding: identity"] + options.remoteCacheHeaders,
+            connectTimeout: options.remoteCacheTimeout,
+            stallTimeout: options.remoteCacheTimeout
         )
         request.origin = url.origin
-        request.transport = self.transport
+        request.transport = requester.transport
         request.netrc = true  // its own host's entry
         // A blob that trickles (under 16 KiB/s over the timeout) is given up, and the cache may
         // take half of what --max-time leaves at most: the mirrors get the rest.
         request.minimumRate = 16 << 10
-        request.timeout = self.remainingTime.map { max(0.001, $0 / 2) }
-        let outcome = try self.easy.perform(request, delegate: reader)
-        self.downloadedBytes += reader.written
-        if self.control.isCancelled { throw PinFetchError(.cancelled, "\(self.destination): cancelled") }
+        request.timeout = requester.deadline.remaining.map { max(0.001, $0 / 2) }
+        let outcome = try context.easy.perform(request, delegate: reader)
+        var answer = SourceAnswer(outcome: .passed, receivedBytes: reader.written)
+        if control.isCancelled { throw PinFetchError(.cancelled, "\(context.destination): cancelled") }
         if let failure = reader.localFailure { throw failure }
         let shown = "remote cache \(url.redacted)"
         let tried = { (outcome: String) in
-            self.remoteCacheOutcome = FetchResult.MirrorOutcome(url: url.redacted, outcome: outcome)
+            answer.listed = FetchResult.MirrorOutcome(url: url.redacted, outcome: outcome)
         }
-        let timeout = "\(Text.number(self.options.remoteCacheTimeout)) s (--remote-cache-timeout)"
+        let timeout = "\(Text.number(options.remoteCacheTimeout)) s (--remote-cache-timeout)"
         guard let status = reader.head?.status else {
             // Down or silent: the rest of the run does not ask it again.
-            self.control.remoteCacheOff.store(true, ordering: .relaxed)
+            control.remoteCacheOff.store(true, ordering: .relaxed)
             // No answer: network trouble, unless libcurl names another kind (TLS).
             let kind =
                 reader.stalled || outcome.failureCode == .generic ? PinFetchError.Code.network : outcome.failureCode
             tried(kind.description)
             let why =
                 reader.stalled ? "no answer for \(timeout)" : outcome.message.isEmpty ? "no answer" : outcome.message
-            self.warn("\(shown): \(why); fetching from the mirrors, and not asking it again in this run")
-            return nil
+            context.reporter.warn("\(shown): \(why); fetching from the mirrors, and not asking it again in this run")
+            return answer
         }
         guard status == 200 else {
             if status == 404 {
-                self.decide("\(shown): not there")
+                context.reporter.decide("\(shown): not there")
             } else {
                 tried(PinFetchError.Code.serverResponse.description)
-                self.warn("\(shown): HTTP \(status); fetching from the mirrors")
+                context.reporter.warn("\(shown): HTTP \(status); fetching from the mirrors")
             }
-            return nil
+            return answer
         }
         guard outcome.category == .ok, !reader.overLimit, reader.refusal == nil else {
             let slow = reader.refusal == nil && !reader.overLimit && (reader.stalled || outcome.code == 28)
@@ -79,44 +83,40 @@ extension Download {
             tried(kind.description)
             if slow {
                 // Slow or silent: the rest of the run does not ask it again.
-                self.control.remoteCacheOff.store(true, ordering: .relaxed)
-                self.warn("\(shown): \(why); fetching from the mirrors, and not asking it again in this run")
+                control.remoteCacheOff.store(true, ordering: .relaxed)
+                context.reporter.warn(
+                    "\(shown): \(why); fetching from the mirrors, and not asking it again in this run"
+                )
             } else {
-                self.warn("\(shown): \(why); fetching from the mirrors")
+                context.reporter.warn("\(shown): \(why); fetching from the mirrors")
             }
-            return nil
+            return answer
         }
         guard reader.digest.finalize() == pin.digest else {
             tried("mismatch")
-            self.warn("\(shown) holds other bytes than the pin: not used; fetching from the mirrors")
-            return nil
+            context.reporter.warn("\(shown) holds other bytes than the pin: not used; fetching from the mirrors")
+            return answer
         }
-        try placed.setMode(FileSystem.creationMode)
-        try placed.synchronize()
-        guard placed.isStill(at: placedPath) else {
-            throw PinFetchError(.fileIO, "\(placedPath) was replaced while pinfetch wrote it: nothing was renamed")
-        }
-        if self.options.remoteTime, let seconds = reader.head?.value("last-modified").flatMap({ HTTPDate.parse($0) }) {
-            try placed.setModificationTime(seconds)
-        }
-        try self.place(placedPath)
-        try self.discardPartial()  // superseded by the verified file
-        if let cache = self.cache, let warning = cache.store(from: placed, algorithm: pin.algorithm, digest: pin.digest)
+        let modified =
+            options.remoteTime ? reader.head?.value("last-modified").flatMap({ HTTPDate.parse($0) }) : nil
+        try context.placement.place(placed, at: path, modificationTime: modified)
+        if let cache = context.cache,
+            let warning = cache.store(from: placed, algorithm: pin.algorithm, digest: pin.digest)
         {
-            self.warn(warning)
+            context.reporter.warn(warning)
         }
-        self.state.offset = reader.written
         tried("ok")
-        self.fromCache = true
-        self.remoteCacheURL = url.redacted
-        return pin.digest
+        answer.outcome = .placed(size: reader.written)
+        answer.cache = .remote
+        answer.source = url.redacted
+        return answer
     }
 
     /// The blob of the pinned file in the remote cache: `<cache>/cas/<hex>`, for a SHA-256 pin;
     /// `/cas/<hex>` goes at the end of the path, before a query (a token an object store's
     /// proxy wants stays a query).
-    var remoteCacheBlob: HTTPURL? {
-        guard let base = self.options.remoteCache, let pin = self.pin, pin.algorithm == .sha256 else { return nil }
+    static func blob(_ options: FetchOptions, _ pin: Pin?) -> HTTPURL? {
+        guard let base = options.remoteCache, let pin, pin.algorithm == .sha256 else { return nil }
         let query = base.firstIndex(of: "?").map { String(base[$0...]) } ?? ""
         var path = String(base.dropLast(query.count))
         while path.hasSuffix("/") { path.removeLast() }
@@ -128,34 +128,35 @@ extension Download {
     /// down or slow costs one warning; the fetch has succeeded already. The connection is
     /// bounded by ``FetchOptions/remoteCacheTimeout``, the whole upload by that plus a second
     /// per MiB.
-    func uploadToRemoteCache(_ file: PartialFile) {
-        guard self.options.remoteCacheUpload, let url = self.remoteCacheBlob, let size = try? file.size() else {
+    static func upload(_ file: PartialFile, pin: Pin?, requester: Requester, on easy: EasyHandle) {
+        let options = requester.options
+        guard options.remoteCacheUpload, let url = Self.blob(options, pin), let size = try? file.size() else {
             return
         }
         var request = TransferRequest(
             url: url.text,
             method: .put,
-            headers: ["Content-Type: application/octet-stream", "Expect:"] + self.options.remoteCacheHeaders,
-            connectTimeout: self.options.remoteCacheTimeout,
+            headers: ["Content-Type: application/octet-stream", "Expect:"] + options.remoteCacheHeaders,
+            connectTimeout: options.remoteCacheTimeout,
             stallTimeout: nil
         )
         request.origin = url.origin
-        request.transport = self.transport
+        request.transport = requester.transport
         request.netrc = true
-        request.timeout = self.options.remoteCacheTimeout + Double(size) / Double(1 << 20)
+        request.timeout = options.remoteCacheTimeout + Double(size) / Double(1 << 20)
         request.upload = UploadSource(file: file, size: size)
         let answer = TransferDelegate()
         let shown = "remote cache \(url.redacted)"
-        guard let outcome = try? self.easy.perform(request, delegate: answer), outcome.category == .ok,
+        guard let outcome = try? easy.perform(request, delegate: answer), outcome.category == .ok,
             let status = answer.head?.status
         else {
-            self.warn("\(shown): the upload failed; the file is in place")
+            requester.reporter.warn("\(shown): the upload failed; the file is in place")
             return
         }
         if (200..<300).contains(status) {
-            self.decide("\(shown): uploaded (\(size) bytes)")
+            requester.reporter.decide("\(shown): uploaded (\(size) bytes)")
         } else {
-            self.warn("\(shown): the upload was refused (HTTP \(status)); the file is in place")
+            requester.reporter.warn("\(shown): the upload was refused (HTTP \(status)); the file is in place")
         }
     }
 }

@@ -1,0 +1,127 @@
+extension Download {
+    /// Checks the partial's digest and places it (``DigestCheck``), or acts on a mismatch as
+    /// ``MismatchPolicy`` says.
+    /// - Returns: The placed file's digest.
+    /// - Throws: ``PinFetchError/Code/digestMismatch`` when every mirror that answered sent
+    ///   other bytes; the last failure when the mirrors left fail otherwise.
+    func verifyAndPlace() throws(PinFetchError) -> [UInt8] {
+        var policy = MismatchPolicy(mirrorCount: self.mirrors.count)
+        while true {
+            let digest = self.partial.digest.finalize()
+            let check = DigestCheck(
+                destination: self.destination,
+                pin: self.pin,
+                state: self.partial.state,
+                crossCheck: self.partial.crossCheck
+            )
+            guard let mismatch = check.mismatch(of: digest) else {
+                try self.place()
+                if self.tally.attempts > 0 { self.mirrors.note(self.mirrors.current, "ok") }
+                return digest
+            }
+            if self.tally.attempts > 0 { self.mirrors.note(self.mirrors.current, "mismatch") }
+            self.segmentPolicy.fromOtherMirrors = false  // one mirror's bytes from now on
+            let from = self.mirrors.count > 1 ? " (from \(self.mirrors.label))" : ""
+            let handOver = self.partial.handOver
+            let own = handOver.map { point in
+                point.source.flatMap { source in self.mirrors.urls.firstIndex { $0.text == source } }
+            }
+            let next = policy.next(
+                current: self.mirrors.current,
+                handOver: own,
+                spliced: self.partial.state.spliced,
+                piecesFrom: self.piecesFrom
+            )
+            if let point = handOver {
+                // Another mirror's tail goes; the prefix its own mirror vouched for stays.
+                try self.partial.goBack(to: point)
+                self.reporter.decide(
+                    "\(mismatch) (from \(self.mirrors.label)): back to byte \(point.offset), the bytes its own mirror served"
+                )
+            }
+            switch next {
+            case .goBack(let mirror, let crossMirror, let excluded):
+                self.partial.state.crossMirror = crossMirror
+                self.mirrors.current = mirror
+                try self.download(excluding: excluded)
+            case .prefixSuspect:
+                let offset = handOver?.offset ?? 0
+                self.reporter.report(
+                    .restarted(
+                        path: self.destination,
+                        reason: "\(mismatch) after every listed mirror's bytes past byte \(offset), "
+                            + "which came from a mirror not listed here"
+                    )
+                )
+                self.partial.decideRestart()
+                self.partial.state.crossMirror = true  // no listed mirror's validator describes these bytes
+                self.mirrors.current = 0
+                try self.download()
+            case .restartSpliced(let mirror, let oneStream):
+                // A spliced partial may hold bytes of two representations: one clean download
+                // from byte 0 decides.
+                let reason =
+                    switch self.piecesFrom {
+                    case .severalMirrors?: "checksum mismatch with pieces from several mirrors"
+                    case .severalConnections?: "checksum mismatch with pieces over several connections"
+                    case nil: "checksum mismatch after a resume"
+                    }
+                self.reporter.report(.restarted(path: self.destination, reason: reason))
+                try self.partial.startOver()
+                self.partial.restartPending = false
+                self.segmentPolicy.stopped = oneStream
+                self.mirrors.current = mirror
+                try self.download()
+            case .nextMirror(let mirror, let excluded):
+                // A mirror that sent other bytes than the pin (a stale or wrong mirror is why
+                // people list several): the next one that has not, from byte 0.
+                self.reporter.report(
+                    .restarted(
+                        path: self.destination,
+                        reason: "\(mismatch)\(from); trying mirror \(mirror + 1) of \(self.mirrors.count)"
+                    )
+                )
+                try self.partial.startOver()
+                self.partial.restartPending = false
+                self.partial.state.crossMirror = false
+                self.mirrors.current = mirror
+                do throws(PinFetchError) {
+                    try self.download(excluding: excluded)
+                } catch {
+                    // The mirrors left failed otherwise: when none of them delivered a byte,
+                    // every mirror that answered with a body sent other bytes, and that is what
+                    // the run found. One that failed mid-body is a network failure, its partial
+                    // kept for a later run (exit 4).
+                    let answered: [PinFetchError.Code] = [
+                        .network, .serverResponse, .authentication, .tlsVerification, .protocolViolation,
+                    ]
+                    guard self.partial.state.offset == 0, answered.contains(error.code) else { throw error }
+                    try self.partial.discard()
+                    throw PinFetchError(
+                        .digestMismatch,
+                        "\(mismatch)\(from); no other mirror delivered the file: \(error.message)"
+                    )
+                }
+            case .fail:
+                try self.partial.discard()
+                throw PinFetchError(.digestMismatch, mismatch + from)
+            }
+        }
+    }
+
+    /// Places the verified partial (``Placement``), then keeps a copy in the cache and uploads
+    /// it to the remote cache when asked to. Called only once the digest matched.
+    private func place() throws(PinFetchError) {
+        let file = try self.partial.openForPlacement()  // a zero-byte body wrote none
+        let modified = self.options.remoteTime ? self.partial.state.remoteModified : nil
+        try self.placement.place(file, at: self.sidecars.partial, modificationTime: modified)
+        try self.partial.placed()
+        // Only pinned bytes enter the cache, copied from the descriptor that was hashed.
+        if let pin = self.pin, let cache = self.cache,
+            let warning = cache.store(from: file, algorithm: pin.algorithm, digest: pin.digest)
+        {
+            self.reporter.warn(warning)
+        }
+        RemoteCacheSource.upload(file, pin: self.pin, requester: self.requester, on: self.requests.easy)
+    }
+}

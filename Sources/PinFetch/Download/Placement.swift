@@ -1,0 +1,35 @@
+/// Puts verified bytes at a destination: the only rename onto it. Every way a file arrives (a
+/// download's partial, a cache entry's copy, a remote cache's blob, a copy of an earlier entry
+/// of the batch) goes through ``place(_:at:modificationTime:)``.
+///
+/// What it checks (Architecture, "Placement"): the descriptor that was hashed is still the file
+/// at the path renamed (no file swapped in meanwhile, no symbolic link followed); the bytes are
+/// durable before the rename, and the rename before the caller goes on (the directory is
+/// synced); a name the server chose never replaces a file.
+struct Placement: Sendable {
+    let destination: String
+    /// `false` when the server chose the name (`Content-Disposition`): an existing file stays.
+    let replaces: Bool
+
+    /// Places `file`, open at `path` and verified, at the destination: its usual mode (it was
+    /// private while unverified), `modificationTime` (seconds since the epoch) when given,
+    /// `fsync`, the identity check, then a durable rename.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when any of these fails, or `path` names another
+    ///   file now (nothing is renamed then).
+    func place(_ file: PartialFile, at path: String, modificationTime: Int64? = nil) throws(PinFetchError) {
+        try file.setMode(FileSystem.creationMode)
+        if let modificationTime { try file.setModificationTime(modificationTime) }  // durable with the bytes
+        try file.synchronize()
+        guard file.isStill(at: path) else {
+            throw PinFetchError(
+                .fileIO,
+                "\(path) was replaced while pinfetch wrote it: nothing was renamed onto \(self.destination)"
+            )
+        }
+        if self.replaces {
+            try FileSystem.renameDurably(path, to: self.destination)
+        } else {
+            try FileSystem.renameWithoutReplacing(path, to: self.destination)
+        }
+    }
+}
