@@ -1,6 +1,6 @@
 #pragma once
 // SHA256_CTX / SHA512_CTX are deprecated in OpenSSL 3 in favour of EVP, but they are plain
-// structs whose bytes can be saved and restored: that is the checkpoint (DESIGN.md).
+// structs whose bytes can be saved and restored: that is the checkpoint (ResumeAndCheckpoints.md in the PinFetch documentation catalog).
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/sha.h>
 #include <openssl/md5.h>

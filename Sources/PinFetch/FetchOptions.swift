@@ -1,4 +1,4 @@
-/// How a fetch behaves; the defaults are the command line's (DESIGN.md, "Command line").
+/// How a fetch behaves; the defaults are the command line's (<doc:CommandLine>).
 public struct FetchOptions: Sendable {
     /// Attempts after the first on a retryable failure; 0 fails fast.
     public var retries: Int = 5
@@ -12,7 +12,7 @@ public struct FetchOptions: Sendable {
     public var stallTimeout: Double? = 60
     /// Extra request header lines, `Name: value`.
     public var headers: [String] = []
-    /// A Bazel-compatible remote cache (`--remote-cache`, issue 16): a pinned SHA-256 file is
+    /// A Bazel-compatible remote cache (`--remote-cache`): a pinned SHA-256 file is
     /// asked for at `<remoteCache>/cas/<hex>` first; `nil` for none.
     public var remoteCache: String?
     /// Whether a file verified after a download from a mirror is stored in the remote cache
@@ -62,7 +62,7 @@ public struct FetchOptions: Sendable {
     /// all the transfers of a batch together (at least 1). Transfers beyond them wait for one to
     /// end; over HTTP/2 they share a connection as streams instead. 8 by default, as browsers.
     public var maximumConnectionsPerHost = 8
-    /// Connections at most for one file (`--segments`, issue 14): 1 fetches it over one stream;
+    /// Connections at most for one file (`--segments`): 1 fetches it over one stream;
     /// more cut a fresh download of a representation with a strong validator and
     /// `Accept-Ranges: bytes` into pieces of 8 MiB fetched at once, hashed in order.
     public var segments = 1
@@ -72,7 +72,7 @@ public struct FetchOptions: Sendable {
     /// Bytes per piece of a segmented download (`--segment-size`, 8 MiB by default).
     public var segmentPieceSize: Int64 = 8 << 20
     /// Bytes of pieces at most kept in memory ahead of the hash (96 MiB: with the buffers of up to
-    /// 16 connections, the process stays under issue 14's 160 MiB); past it a piece is read back
+    /// 16 connections, the process stays under 160 MiB); past it a piece is read back
     /// from the partial when the hash reaches it.
     var segmentMemoryBound = 96 << 20
     /// Redirects followed at most per request.
@@ -82,7 +82,7 @@ public struct FetchOptions: Sendable {
     /// Seconds to wait for another process's lock on the destination, or `nil` to wait forever.
     public var lockTimeout: Double? = nil
     /// Most body bytes hashed between two durable checkpoints (`fsync` of the partial and of
-    /// its state; DESIGN.md, "The rolling hash checkpoint").
+    /// its state; <doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>).
     public var durableCheckpointInterval: Int64 = 64 << 20
     /// Most seconds between two durable checkpoints while the partial grows.
     public var durableCheckpointPeriod: Double = 10

@@ -1,4 +1,4 @@
-/// The outcome of one fetch: what `--json` prints (DESIGN.md, "`--json` result").
+/// The outcome of one fetch: what `--json` prints (<doc:CommandLine#JSON-result>).
 public struct FetchResult: Sendable {
     /// How the file came to be at the destination.
     public enum Status: String, Sendable {

@@ -2,7 +2,7 @@ import FoundationEssentials
 @preconcurrency import Glibc
 import Synchronization
 
-/// Downloads URLs to files, resuming partials and verifying pins (DESIGN.md).
+/// Downloads URLs to files, resuming partials and verifying pins (<doc:Architecture>).
 ///
 /// ```swift
 /// let result = try await Fetcher().fetch(url, to: "app.tar.gz", verifying: try Pin(sha256Hex: hex))
@@ -31,7 +31,7 @@ public struct Fetcher: Sendable {
     /// - Throws: ``PinFetchError``: ``PinFetchError/Code/usage`` for a malformed URL,
     ///   ``PinFetchError/Code/digestMismatch`` when the bytes do not match `pin`,
     ///   ``PinFetchError/Code/network`` when the retries are used up, and the other codes as
-    ///   DESIGN.md's exit statuses list them.
+    ///   <doc:CommandLine#Exit-status> lists them.
     public func fetch(
         _ url: String,
         to destination: String,
@@ -48,7 +48,7 @@ public struct Fetcher: Sendable {
         await self.run([FetchJob(mirrors: [url], destination: destination, pin: pin)]).first!
     }
 
-    /// Fetches many files, at most `parallelism` at once (DESIGN.md, "Many files").
+    /// Fetches many files, at most `parallelism` at once (<doc:Architecture#Many-files>).
     ///
     /// Each of the `parallelism` workers runs on its own thread with one libcurl handle; their
     /// transfers share one event loop and its connections (``FetchOptions/maximumConnectionsPerHost``
@@ -96,7 +96,7 @@ public struct FetchJob: Sendable, Hashable {
     /// When set, the file is named by the server's `Content-Disposition` (RFC 6266), reduced to
     /// a safe base name inside this directory; `destination` is used when it names none.
     public var namingDirectory: String?
-    /// Hash-addressed mirrors asked before ``mirrors`` when the file is pinned (issue 16); not
+    /// Hash-addressed mirrors asked before ``mirrors`` when the file is pinned; not
     /// the file's identity (a result's `url` stays the first of ``mirrors``).
     public var hashedMirrors: [HashedMirror] = []
 

@@ -17,7 +17,7 @@ public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// The digest the user expects the downloaded bytes to have.
 ///
-/// Accepted spellings (DESIGN.md, `--sha256` and `--checksum`): 64 hex digits (SHA-256) or
+/// Accepted spellings (<doc:CommandLine#Options>, `--sha256` and `--checksum`): 64 hex digits (SHA-256) or
 /// 128 (SHA-512), any case; `sha256:HEX`, `sha512:HEX`; and Subresource Integrity metadata
 /// (`sha256-BASE64`, `sha512-BASE64`, W3C SRI §3.5), where of several space-separated tokens the
 /// strongest supported one counts. Hex is case-insensitive, base64 is not.

@@ -1,10 +1,10 @@
 /// A failure of a fetch: a stable ``code`` and a one-line ``message`` for people.
 ///
-/// Each ``Code`` maps to one `pinfetch` exit status (DESIGN.md, "Exit status"), so callers
+/// Each ``Code`` maps to one `pinfetch` exit status (<doc:CommandLine#Exit-status>), so callers
 /// can `switch` on the kind without parsing messages. Messages never contain header values
 /// given with `-H` (they may hold credentials).
 public struct PinFetchError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The kind of failure; each has one `pinfetch` exit status (DESIGN.md).
+    /// The kind of failure; each has one `pinfetch` exit status (<doc:CommandLine#Exit-status>).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Storage: Int32 {  // raw value = exit status
             case generic = 1

@@ -26,7 +26,7 @@ struct BenchOptions {
 
         Measures the pinfetch binary against curl, aria2c, sha256sum and openssl on loopback
         (nginx with sendfile, started on a free port) and prints Markdown tables of medians,
-        with PASS/MISS for the targets of issues 5 and 13. A missed target still exits 0; errors exit 1.
+        with PASS/MISS for the project's targets. A missed target still exits 0; errors exit 1.
 
         It runs the release `pinfetch` next to its own executable (.build/release/pinfetch):
         `swift run -c release pinfetch-bench` builds both; after `swift build -c release`,

@@ -121,7 +121,7 @@ extension Benchmark {
                     passed: hashed.median >= 3.0
                 )
             )
-            // Issue 13: durable and verified at nearly the cost of a plain download.
+            // The target: durable and verified at nearly the cost of a plain download.
             let plain = pinfetchWall.ratios(to: Samples((results[Case1.curl] ?? []).map(\.wallSeconds)))
             self.targets.append(
                 TargetResult(
@@ -130,7 +130,7 @@ extension Benchmark {
                     passed: plain.median <= 1.15
                 )
             )
-            // Issue 13: no more CPU than the durable pipeline it replaces, per round (with case 5,
+            // The target: no more CPU than the durable pipeline it replaces, per round (with case 5,
             // which runs openssl).
             if cases.contains(5) {
                 let cpu = { (name: String) in (results[name] ?? []).map(\.cpuSeconds) }

@@ -1,7 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 
-/// Case 6 of the benchmark (issue 9): what a SIGKILL costs.
+/// Case 6 of the benchmark: what a SIGKILL costs.
 extension Benchmark {
     /// A 64 MiB pinned download at 24 MiB/s (nginx `limit_rate`), killed with SIGKILL at a
     /// random moment 0-250 ms after `.part` reached 30 % (as a job timeout or a preemption

@@ -69,7 +69,7 @@ extension Benchmark {
                 passed: ratio >= 1.0
             )
         )
-        // Issue 13: as many files per second as curl, which neither hashes nor syncs.
+        // The target: as many files per second as curl, which neither hashes nor syncs.
         let curlRatio = pinfetchRate.ratios(to: rate(results["curl --parallel --parallel-max 8"] ?? [])).median
         self.targets.append(
             TargetResult(

@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Synchronization
 
-/// Case 8 of the benchmark (issue 13): case 4's files over HTTPS with HTTP/2, through a relay
+/// Case 8 of the benchmark: case 4's files over HTTPS with HTTP/2, through a relay
 /// that adds 25 ms each way (a 50 ms round trip), each client at the concurrency its users run
 /// it with: `pinfetch -j 64`, `curl --parallel --parallel-max 64 --http2`, `aria2c -j 16`.
 extension Benchmark {

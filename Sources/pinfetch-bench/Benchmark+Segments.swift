@@ -1,7 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 
-/// Case 9 of the benchmark (issue 14): case 1's file from nginx holding each connection to
+/// Case 9 of the benchmark: case 1's file from nginx holding each connection to
 /// 20 MiB/s (`X-Slow: 20`, `limit_rate` from the first byte), fetched over 8 connections and
 /// over 1, against aria2c's 8 (which reads the file back to check its checksum) and curl's one;
 /// then unthrottled, 8 connections against 1.

@@ -1,7 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 
-/// Case 7 of the benchmark (issue 12, point 6): how long the binary takes to start and exit
+/// Case 7 of the benchmark: how long the binary takes to start and exit
 /// (`--version`: load, dynamic linking, Swift runtime and Foundation set-up, no network), against
 /// `curl --version` in the same rounds, and how large the binary is.
 extension Benchmark {

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 @preconcurrency import Glibc
 
-/// Runs the cases of issue 5 (and issue 9's case 6) and prints their tables (stdout) and progress (stderr).
+/// Runs the benchmark's cases and prints their tables (stdout) and progress (stderr).
 ///
 /// Every pinfetch run is paired with its comparisons in the same round (their order rotates
 /// from round to round), and the ratios are medians of those per-round pairs. Outputs are
@@ -46,7 +46,7 @@ final class Benchmark {
     var largeFile: String { self.www + "/large.bin" }
     /// Case 6's file (``killBytes``).
     var killFile: String { self.www + "/kill.bin" }
-    /// Case 6's file size: 64 MiB, the size of issue 9's measurement.
+    /// Case 6's file size: 64 MiB, the size of the first measurement of a kill's cost.
     let killBytes = 64 << 20
     var manyDirectory: String { self.www + "/many" }
 

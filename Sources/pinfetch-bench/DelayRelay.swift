@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// A TCP relay on loopback that holds every chunk for `delay` before passing it on, each way:
-/// a round trip of `2 × delay` for the clients of case 8 (issue 13), as the kernel here has no
+/// a round trip of `2 × delay` for the clients of case 8, as the kernel here has no
 /// `netem`. Bandwidth is not limited, only latency added; byte order is kept. One thread
 /// accepts; each connection gets a reader and a writer thread per direction.
 final class DelayRelay: @unchecked Sendable {

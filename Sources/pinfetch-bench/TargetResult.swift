@@ -1,4 +1,4 @@
-/// One target of issue 5 with its measured value.
+/// One target of the benchmark with its measured value.
 struct TargetResult {
     var name: String
     /// The measured value against the target, e.g. "1.04x ≤ 1.10x".

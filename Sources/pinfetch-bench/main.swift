@@ -1,7 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 
-// pinfetch-bench: issue 5's benchmark. It drives the built `pinfetch` binary as a child
+// pinfetch-bench: the project's benchmark. It drives the built `pinfetch` binary as a child
 // process and never imports the library (see `BenchOptions.help`).
 
 let status: Int32

@@ -2,7 +2,7 @@ import FoundationEssentials
 @preconcurrency import Glibc
 
 /// One checkpoint of a partial download: a record in one slot of `<dest>.part.state`
-/// (``CheckpointFile``, DESIGN.md "The rolling hash checkpoint").
+/// (``CheckpointFile``, <doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>).
 ///
 /// It says which representation the partial belongs to (original URL, validator, total
 /// length), how many bytes of `<dest>.part` it covers (`offset`, bytes), the hash state after
@@ -59,7 +59,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// records and in records of the first format, which had one record per file.
     var sequence: UInt64?
     /// A segmented download's byte ranges past `offset` already in the partial, as `[start, end)`
-    /// pairs, sorted and apart (issue 14); only in durable records, whose `fsync` came after
+    /// pairs, sorted and apart; only in durable records, whose `fsync` came after
     /// they were written. `nil` for a partial written in order.
     var spans: [[Int64]]?
     /// For each of ``spans``, the SHA-256 of its last 4 KiB (``spanTailLength(of:)``): where a

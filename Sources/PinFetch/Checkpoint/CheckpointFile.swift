@@ -3,7 +3,7 @@ import Synchronization
 
 /// `<dest>.part.state`: the checkpoints of one partial in fixed slots (``CheckpointSlots``),
 /// updated in place with `pwrite` so that no write can tear or lose the newest durable record
-/// (DESIGN.md, "The rolling hash checkpoint"; issue 9). Durable records go to the two durable
+/// (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>). Durable records go to the two durable
 /// slots in turn, each write followed by `fsync`, so the one before survives a torn write; a
 /// torn light slot fails its CRC and is ignored.
 ///

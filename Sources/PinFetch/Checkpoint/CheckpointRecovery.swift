@@ -1,5 +1,5 @@
-/// What a resume can trust of a partial, from the records of its state file (DESIGN.md, "The
-/// rolling hash checkpoint"; issue 9, point 2).
+/// What a resume can trust of a partial, from the records of its state file
+/// (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>).
 ///
 /// 1. The newest durable record whose offset the partial still reaches and whose 64 KiB tail
 ///    digest still matches the partial; else the one before it; else none (the partial is not
@@ -22,8 +22,8 @@ struct CheckpointRecovery {
     var rehashedBytes: Int64
     /// `true` when `checkpoint` is a light record: its bytes were written, not made durable.
     var isLight: Bool
-    /// A segmented partial's spans past `checkpoint.offset` that the durable record vouches for
-    /// (issue 14), as far as the partial still reaches.
+    /// A segmented partial's spans past `checkpoint.offset` that the durable record vouches for,
+    /// as far as the partial still reaches.
     var spans: [Range<Int64>] = []
 
     /// The resume point, or `nil` when nothing of the partial can be trusted.

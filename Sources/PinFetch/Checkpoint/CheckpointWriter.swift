@@ -3,7 +3,7 @@ import Synchronization
 /// Writes the checkpoints of one partial from a snapshot of what it holds (URL, validator,
 /// total length, algorithm), so the hashing pipeline's threads never read the download's state.
 ///
-/// Two kinds (DESIGN.md, "The rolling hash checkpoint"): a durable checkpoint makes the data
+/// Two kinds (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>): a durable checkpoint makes the data
 /// durable first (`fsync(.part)`), then its record (``CheckpointFile/writeDurable(_:)``); a light
 /// one only records where the written bytes end and the hash state there, without `fsync`. A
 /// durable one also keeps the partial's identity and the SHA-256 of the 64 KiB before its
@@ -22,7 +22,7 @@ final class CheckpointWriter: Sendable {
     private let partial: PartialFile
     private let record: Checkpoint
     private let durable: Atomic<Int64>
-    /// For a segmented partial: the spans written at or past an offset (issue 14).
+    /// For a segmented partial: the spans written at or past an offset.
     private let spans = Mutex<(@Sendable (Int64) -> [Range<Int64>])?>(nil)
     /// Set once pieces from other mirrors may land in the partial (``markMixedSources()``).
     private let mixed = Atomic<Bool>(false)

@@ -2,7 +2,7 @@ internal import CCurl
 @preconcurrency import Glibc
 import Synchronization
 
-/// One libcurl multi handle and the thread that drives it (issue 13): every transfer of a batch
+/// One libcurl multi handle and the thread that drives it: every transfer of a batch
 /// runs on this one event loop, so they share its connections. Over HTTP/2 (offered in TLS by
 /// ALPN, libcurl's default) transfers to one origin are streams of one connection
 /// (`CURLPIPE_MULTIPLEX`; each request waits for a connection that may multiplex before it opens

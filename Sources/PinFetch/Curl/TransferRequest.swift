@@ -30,14 +30,14 @@ struct TransferRequest {
     /// Whether this is the first request of a file that has made none yet: while it waits for a
     /// connection (``TransferEngine``), `--fail-fast` may drop it (``TransferOutcome/Category/notStarted``).
     var opensFile: Bool = false
-    /// Ask over HTTP/1.1, on a connection of its own (a segment of a file, issue 14: streams of
+    /// Ask over HTTP/1.1, on a connection of its own (a segment of a file: streams of
     /// one HTTP/2 connection would share that connection's speed limit).
     var ownConnection: Bool = false
     /// The body of a `put`: a file read from its start (``UploadSource``).
     var upload: UploadSource?
 }
 
-/// The bytes a `PUT` sends (a remote cache upload, issue 16): a verified file, read with
+/// The bytes a `PUT` sends (a remote cache upload): a verified file, read with
 /// `pread` by libcurl's read callback on the engine's thread. Only a file just written and
 /// synced is sent, so the reads come from the page cache.
 final class UploadSource: @unchecked Sendable {

@@ -1,7 +1,7 @@
 internal import COpenSSL
 
 /// A running SHA-256 or SHA-512 over the bytes of a partial, whose state can be saved and
-/// restored: the hash half of a checkpoint (DESIGN.md, "The rolling hash checkpoint").
+/// restored: the hash half of a checkpoint (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>).
 ///
 /// Owns one OpenSSL `SHA256_CTX` / `SHA512_CTX`. The serialized state is the raw context
 /// bytes; it is only restored on the same context size and OpenSSL version (the checkpoint

@@ -16,7 +16,7 @@ struct AnswerContext: Hashable, Sendable {
     var unvalidatedPartial = false
 }
 
-/// What to do with one answer to a GET (DESIGN.md, "Answer to the ranged GET"), decided from
+/// What to do with one answer to a GET (<doc:ResumeAndCheckpoints#Answers-to-a-GET>), decided from
 /// its head alone.
 ///
 /// Pure: no I/O, no libcurl, no state; table-tested row by row (`AnswerDecisionTests`). The

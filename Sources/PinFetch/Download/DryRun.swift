@@ -1,6 +1,6 @@
 @preconcurrency import Glibc
 
-/// What a fetch would do for one file, found without a request (`--dry-run`, issue 11, point 8):
+/// What a fetch would do for one file, found without a request (`--dry-run`):
 /// the same checks the download starts with, and nothing written.
 package enum DryRun {
     /// The first step the fetch of a file would take.

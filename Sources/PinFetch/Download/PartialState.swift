@@ -21,7 +21,7 @@ struct PartialState: Sendable {
     /// `true` when the partial's bytes came from more than one answer.
     var spliced = false
     /// The partial came from another mirror: ask for the rest with `Range` and no `If-Range`; only
-    /// done with a pin, which decides at the end (DESIGN.md, "Mirrors").
+    /// done with a pin, which decides at the end (<doc:Architecture#Mirrors>).
     var crossMirror = false
     /// The partial holds bytes of more than one mirror (a pinned cross-mirror resume): no
     /// validator vouches for all of them, only a pin can (its checkpoint says so).

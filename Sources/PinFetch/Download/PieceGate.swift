@@ -1,7 +1,7 @@
 @preconcurrency import Glibc
 import Synchronization
 
-/// The bytes of one piece as its streams write them (issue 14): a lagging piece may be asked for
+/// The bytes of one piece as its streams write them: a lagging piece may be asked for
 /// again on a free connection, so two answers can bring the same bytes. Each byte is written to
 /// the partial and handed to the assembler once, by whichever stream brings it first; the later
 /// copy is dropped, and the stream that finds itself behind stops (``Progress/behind``). So the partial never holds bytes the hash did not see (a server that sends

@@ -1,6 +1,6 @@
 /// What to do with the local partial before the first GET, from the checkpoint and the probe.
 ///
-/// Pure: DESIGN.md "The resume decision", step 3, table-tested. The ranged GET that follows a
+/// Pure: <doc:ResumeAndCheckpoints#The-resume-decision>, step 3, table-tested. The ranged GET that follows a
 /// ``resume(from:)`` still carries `If-Range`, so the server has the last word; a pinned partial
 /// from a server that sends no validator at all is resumed with a plain `Range`, and the pin
 /// decides at the end.
@@ -41,7 +41,7 @@ enum ResumeDecision: Hashable, Sendable {
     ) -> ResumeDecision {
         guard let partialSize else { return .startOver(.noPartial) }
         guard let checkpoint, checkpoint.offset > 0 else { return .startOver(.noCheckpoint) }
-        // A partial moves to another mirror only with a pin (DESIGN.md, "Mirrors"): that mirror's
+        // A partial moves to another mirror only with a pin (<doc:Architecture#Mirrors>): that mirror's
         // validator says nothing about it, so only its length is compared.
         let sameSource = checkpoint.names(url)
         guard sameSource || pinned else { return .startOver(.differentURL) }
@@ -79,6 +79,6 @@ enum ResumeDecision: Hashable, Sendable {
 extension Checkpoint {
     /// Whether `mirror` is the URL that served the bytes. Only a URL with no secret can be: two
     /// URLs that differ only in a secret (`?key=A`, `?key=B`) are stored alike and may name two
-    /// files, so a partial of such a URL moves on only with a pin (DESIGN.md, "Mirrors").
+    /// files, so a partial of such a URL moves on only with a pin (<doc:Architecture#Mirrors>).
     func names(_ mirror: HTTPURL) -> Bool { self.url == mirror.text }
 }

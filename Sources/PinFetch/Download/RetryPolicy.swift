@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// When to try again after a failed attempt, and where (DESIGN.md, "Retries" and "Mirrors").
+/// When to try again after a failed attempt, and where (<doc:Architecture#Mirrors>).
 ///
 /// Pure bookkeeping, table-tested: a mirror not tried yet is an alternative, not a retry; a
 /// mirror that failed for good is never tried again; each retry waits `retryDelay × 2ⁿ`,

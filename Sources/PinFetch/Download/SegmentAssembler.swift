@@ -1,6 +1,6 @@
 @preconcurrency import Glibc
 
-/// Feeds the bytes of a segmented download to the hash in order (issue 14): fetchers deliver
+/// Feeds the bytes of a segmented download to the hash in order: fetchers deliver
 /// pieces out of order, each span after it was written to the partial; the span at the hashed
 /// prefix goes to the ``HashingPipeline`` at once, a span ahead of it is kept in memory until the
 /// prefix reaches it. Past ``memoryBound`` bytes kept, a span ahead is left on disk and read back

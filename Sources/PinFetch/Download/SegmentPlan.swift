@@ -1,4 +1,4 @@
-/// Which pieces of a representation a segmented download (`--segments`, issue 14) still needs,
+/// Which pieces of a representation a segmented download (`--segments`) still needs,
 /// and which fetcher has each: the representation is cut into pieces of ``pieceSize`` bytes
 /// (the last one shorter), and every fetcher takes the first piece nobody has, so pieces come in
 /// the order the in-order hash needs them (as BitTorrent clients pick pieces for streaming).

@@ -1,6 +1,6 @@
 @preconcurrency import Glibc
 
-/// How many helper connections a segmented fetch runs (issue 14), as TCP's slow start grows its
+/// How many helper connections a segmented fetch runs, as TCP's slow start grows its
 /// window: the connections double each step (2, 4, 8, … up to the maximum) while the total rate
 /// still rises by at least half of what they would add if each had its own limit (the first
 /// helper: a tenth); a step that did not is taken back, for good. On a server that limits each connection they all come within

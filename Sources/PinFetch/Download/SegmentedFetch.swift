@@ -2,7 +2,7 @@ import FoundationEssentials
 @preconcurrency import Glibc
 import Synchronization
 
-/// One representation fetched over several connections at once (`--segments N`, issue 14).
+/// One representation fetched over several connections at once (`--segments N`).
 ///
 /// The first GET (a `200` from byte 0 with a strong validator, `Accept-Ranges: bytes` and a
 /// length of more than one piece) goes on as the lead: it streams piece 0, then each next piece
@@ -33,7 +33,7 @@ final class SegmentedFetch: @unchecked Sendable {
         let isRace: Bool
     }
 
-    /// Bytes per piece (issue 14: "e.g. 8 MiB").
+    /// Bytes per piece by default: 8 MiB.
     static let pieceSize: Int64 = 8 << 20
     /// Attempts at most for one piece before the phase stops.
     static let attemptsPerPiece = 3
@@ -56,7 +56,7 @@ final class SegmentedFetch: @unchecked Sendable {
     let ifRange: String
     let assembler: SegmentAssembler
     /// The mirrors pieces come from, by index: the lead's first (its validator is the one
-    /// `If-Range` names); others only for a pinned file (issue 14: the pin decides).
+    /// `If-Range` names); others only for a pinned file (the pin decides).
     let mirrors: [Int]
     /// What became of each other mirror helpers asked: `"ok"` while it delivered, else why it
     /// was left.
@@ -152,13 +152,29 @@ final class SegmentedFetch: @unchecked Sendable {
     func isRaced(_ index: Int) -> Bool { self.locked { self.racing.contains(index) } }
 
     /// The second stream of piece `index` ended.
-    func endRace(_ index: Int) { self.locked { _ = self.racing.remove(index) } }
+    func endRace(_ index: Int) { self.changing { _ = self.racing.remove(index) } }
 
     /// Whether every byte of piece `index` is written.
     func isWritten(_ index: Int) -> Bool { self.locked { self.plan.pieces[index] == .written } }
 
     var stop: Stop? { self.locked { self.stopped } }
     var isComplete: Bool { self.locked { self.plan.isComplete } }
+
+    /// `body` under the lock, then wakes the fetchers waiting for a change (``waitForChange()``).
+    private func changing(_ body: () -> Void) {
+        self.condition.lock()
+        body()
+        self.condition.broadcast()
+        self.condition.unlock()
+    }
+
+    /// Waits until a piece is written, a race ends or the phase stops, or a quarter second
+    /// passed: a piece in flight is found stalled by its idle time.
+    private func waitForChange() {
+        self.condition.lock()
+        self.condition.wait(seconds: 0.25)
+        self.condition.unlock()
+    }
 
     func locked<T>(_ body: () -> T) -> T {
         self.condition.lock()
@@ -168,7 +184,7 @@ final class SegmentedFetch: @unchecked Sendable {
 
     /// Stops every fetcher at its next step; the first reason given stays.
     func stop(_ reason: Stop) {
-        self.locked { if self.stopped == nil { self.stopped = reason } }
+        self.changing { if self.stopped == nil { self.stopped = reason } }
     }
 
     /// The next piece for `fetcher`, or `nil` when none is left or the phase stopped: the piece
@@ -217,7 +233,7 @@ final class SegmentedFetch: @unchecked Sendable {
 
     /// A fetcher's local failure (disk): the phase stops, and the download fails with it.
     func fail(_ error: PinFetchError) {
-        self.locked {
+        self.changing {
             if self.failure == nil { self.failure = error }
             if self.stopped == nil { self.stopped = .failed(error.message) }
         }
@@ -225,7 +241,7 @@ final class SegmentedFetch: @unchecked Sendable {
 
     var localFailure: PinFetchError? { self.locked { self.failure } }
 
-    func markWritten(_ index: Int) { self.locked { self.plan.markWritten(index) } }
+    func markWritten(_ index: Int) { self.changing { self.plan.markWritten(index) } }
 
     /// The server refused `fetcher`'s piece with a `429` or `503` (RFC 6585 §4, RFC 9110
     /// §15.6.4): servers ban clients that keep many connections open, so one connection goes.
@@ -322,7 +338,7 @@ final class SegmentedFetch: @unchecked Sendable {
             guard !stops(), self.locked({ self.fetchingHelpers <= self.allowedHelpers && self.mayRaceLater }) else {
                 break
             }
-            usleep(250_000)  // at the end: a piece in flight may stall, and be raced then
+            self.waitForChange()  // at the end: a piece in flight may stall, and be raced then
         }
         self.locked { self.fetchingHelpers -= 1 }
     }
@@ -334,7 +350,7 @@ final class SegmentedFetch: @unchecked Sendable {
         while true {
             if let claim = self.claimNext(for: fetcher) { return claim }
             guard !stops(), self.locked({ self.mayRaceLater }) else { return nil }
-            usleep(250_000)
+            self.waitForChange()
         }
     }
 

@@ -1,4 +1,4 @@
-/// Byte ranges of a partial written ahead of its hashed prefix by a segmented download (issue 14),
+/// Byte ranges of a partial written ahead of its hashed prefix by a segmented download,
 /// kept sorted and merged: what a checkpoint records so a resume keeps those bytes.
 struct WrittenSpans: Hashable, Sendable {
     /// Sorted, non-overlapping, non-adjacent ranges.

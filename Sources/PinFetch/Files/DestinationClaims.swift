@@ -1,8 +1,8 @@
 import Synchronization
 
 /// The destinations of one batch, so that a name a server chose (`Content-Disposition`) never
-/// lands on another file of the same batch, nor on one of its sidecars (DESIGN.md, "Many
-/// files"; issue 10, points 1 and 4). The names the user gave are claimed up front (the plan
+/// lands on another file of the same batch, nor on one of its sidecars
+/// (<doc:Architecture#Many-files>). The names the user gave are claimed up front (the plan
 /// already refused duplicates and sidecar names among them); a server-chosen name is claimed
 /// when it is known, and the later claimant fails.
 final class DestinationClaims: Sendable {

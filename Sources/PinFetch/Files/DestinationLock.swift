@@ -1,7 +1,7 @@
 import FoundationEssentials
 @preconcurrency import Glibc
 
-/// The advisory lock on `<dest>.part.lock` that keeps one process per destination (DESIGN.md).
+/// The advisory lock on `<dest>.part.lock` that keeps one process per destination (<doc:ResumeAndCheckpoints#One-process-per-destination>).
 ///
 /// Uses `flock(2)`. The lock file is removed while still held when the fetch ends, so a
 /// failed fetch leaves nothing behind; a waiter that then wins the lock on the removed file

@@ -1,6 +1,6 @@
 @preconcurrency import Glibc
 
-/// What may stand at a destination (issue 10, point 2): nothing, a regular file, or a symbolic
+/// What may stand at a destination: nothing, a regular file, or a symbolic
 /// link to a regular file or to nothing; the verified file replaces it with a `rename`, which
 /// replaces a link itself and never writes through it. A directory, FIFO, socket or device, or
 /// a link to one, is never replaced (run as root, `-o /dev/null` must not replace `/dev/null`).

@@ -2,7 +2,7 @@ import FoundationEssentials
 @preconcurrency import Glibc
 
 /// A content-addressed store of verified files: `<directory>/<algorithm>/<lower-case hex>`
-/// (DESIGN.md, "Many files": the cache is opt-in, with `--cache-dir` or `PINFETCH_CACHE_DIR`).
+/// (<doc:Architecture#Many-files>: the cache is opt-in, with `--cache-dir` or `PINFETCH_CACHE_DIR`).
 ///
 /// Every entry is an independent file (``FileCopy``: a reflink or a copy, never a hard link), so
 /// a `chmod` or an edit of a downloaded file never shows in the entry or in another download.
@@ -11,7 +11,7 @@ import FoundationEssentials
 /// bytes. Only pinned, verified bytes are stored.
 ///
 /// Trust: the cache is used only when its directories are owned by the user and not writable
-/// by others, and an entry only when it is a regular file owned by the user (issue 10: another
+/// by others, and an entry only when it is a regular file owned by the user (another
 /// user must not plant what becomes a destination). Even then an entry is hashed again when it
 /// is placed. Entries are not `fsync`ed: one lost to a crash is a miss, or fails that hash and
 /// is replaced.

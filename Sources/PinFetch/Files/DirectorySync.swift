@@ -1,6 +1,6 @@
 @preconcurrency import Glibc
 
-/// `fsync`s of directories shared between the files of a batch (issue 13, point 2): a group
+/// `fsync`s of directories shared between the files of a batch: a group
 /// commit. A caller that renamed a file into a directory asks for a sync and returns only once an
 /// `fsync` that began after its request has completed; one `fsync` then covers every rename
 /// asked about before it began, so 8 workers finishing together cost one directory `fsync`, not

@@ -1,6 +1,6 @@
 @preconcurrency import Glibc
 
-/// An independent copy of one open file into another, for the cache (issue 10: the cache holds
+/// An independent copy of one open file into another, for the cache (the cache holds
 /// copies, not aliases).
 ///
 /// In order of preference: a reflink (`ioctl(FICLONE)`, `ioctl_ficlone(2)`: the two files share

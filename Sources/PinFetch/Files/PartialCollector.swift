@@ -10,7 +10,7 @@ package struct RemovedPartial: Sendable, Hashable {
     package var bytes: Int64
 }
 
-/// `pinfetch gc`: whoever keeps partials owns their cleanup (issue 9). Finds partials that
+/// `pinfetch gc`: whoever keeps partials owns their cleanup. Finds partials that
 /// pinfetch left behind and that nobody touched for a while, and removes them with their sidecars.
 ///
 /// A candidate is a `<dest>.part.state` with a slot that starts with pinfetch's checkpoint magic; its

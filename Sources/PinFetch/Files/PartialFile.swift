@@ -15,7 +15,7 @@ final class PartialFile: Sendable {
     /// private until the commit gives them the usual mode) when absent; or, with
     /// `readOnly`, opens an existing file for reading only. Only a regular file is opened: never
     /// through a symbolic link (unless `followingLinks`, for a destination the user named), and
-    /// never waiting on a FIFO (issue 10: what is planted beside a destination).
+    /// never waiting on a FIFO (what is planted beside a destination).
     /// A `fresh` file is made anew: whatever is at `path` is removed (a link name only, never
     /// what it points to) and the file is created with `O_EXCL`, so nothing planted there in
     /// between (a hard link to another file) is ever truncated or written.

@@ -1,5 +1,5 @@
-/// The paths pinfetch keeps beside a destination while it downloads, in one place (DESIGN.md,
-/// "The rolling hash checkpoint"): the partial, its checkpoint, the lock, and the temporaries
+/// The paths pinfetch keeps beside a destination while it downloads, in one place
+/// (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>): the partial, its checkpoint, the lock, and the temporaries
 /// of a checkpoint being written and of a cache entry being placed.
 struct Sidecars: Hashable, Sendable {
     /// The file the verified bytes end up at.
@@ -18,7 +18,7 @@ struct Sidecars: Hashable, Sendable {
 
     /// The destinations of which `path` is a sidecar: `x` for `x.part` or `x.part.state`. A
     /// download to `x.part` renames its file onto the partial of a download to `x`, so it takes
-    /// `x`'s lock as well, and the two never run at once (issue 12: `x` could otherwise be
+    /// `x`'s lock as well, and the two never run at once (`x` could otherwise be
     /// given the bytes renamed onto `x.part` between the check of the partial and its rename).
     static func owners(of path: String) -> [String] {
         let suffixes = [".part", ".part.state", ".part.lock", ".part.state.tmp", ".part.cache"]
@@ -30,7 +30,7 @@ struct Sidecars: Hashable, Sendable {
     }
 }
 
-/// The sidecar paths of a destination, for the command line (issue 10): a batch in which one
+/// The sidecar paths of a destination, for the command line: a batch in which one
 /// output is another's sidecar would have one download rename its file onto the other's partial.
 package enum SidecarPaths {
     /// The paths pinfetch may create beside `destination` while it downloads it, with what each is.

@@ -142,7 +142,7 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     package var origin: String { "\(self.scheme)://\(self.host):\(self.port)" }
 
     /// ``text`` with its secrets replaced by `***` (``Redaction/url(_:)``), for messages, logs,
-    /// `--json` and the checkpoint (DESIGN.md: secrets are never shown nor written to a sidecar).
+    /// `--json` and the checkpoint (<doc:CommandLine#Files>: secrets are never shown nor written to a sidecar).
     package var redacted: String { Redaction.url(self.text) }
 
     /// The segments of the path, each percent-decoded (kept as written where that fails):

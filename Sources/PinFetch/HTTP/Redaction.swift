@@ -1,8 +1,8 @@
 import FoundationEssentials
 @preconcurrency import Glibc
 
-/// Secrets replaced by `***` wherever pinfetch shows or stores a URL or a header (issue 10,
-/// point 6; issue 11: `-v`, proxy URLs).
+/// Secrets replaced by `***` wherever pinfetch shows or stores a URL or a header (messages,
+/// `-v`, proxy URLs).
 package enum Redaction {
     /// `url` with the password of its user information (`http://user:***@host/path`), a user
     /// name given alone (`http://***@host/`: often a token), and the values of well-known

@@ -2,7 +2,7 @@ import FoundationEssentials
 @preconcurrency import Glibc
 
 /// Digests that object stores publish for the whole stored object in their own fields, cross-
-/// checked like `Repr-Digest` (issue 12): a disagreement is exit 9 even without a pin. Never a
+/// checked like `Repr-Digest`: a disagreement is exit 9 even without a pin. Never a
 /// pin: they come from the server being checked.
 extension ResponseHead {
     /// Amazon S3's `x-amz-checksum-sha256`: the base64 SHA-256 of the whole object, returned when

@@ -1,5 +1,5 @@
 /// A parsed checksum file (`SHA256SUMS`, `SHA512SUMS`, `CHECKSUM`, `*.sha256`, ...), for
-/// `--checksum-file` and `--base-url` (DESIGN.md, "Command line" and "Many files").
+/// `--checksum-file` and `--base-url` (<doc:CommandLine>, <doc:Architecture#Many-files>).
 ///
 /// Accepted lines, each on its own line (LF or CRLF):
 /// - GNU coreutils (`sha256sum`): `HEX  name`, `HEX *name` (binary flag), `HEX name` (the
@@ -121,7 +121,7 @@ package struct ChecksumFile: Sendable {
     }
 
     /// Whether `bytes` hold an OpenPGP clear-signed message (a `-----BEGIN PGP SIGNED
-    /// MESSAGE-----` line, RFC 4880 §7), whose signature `gpgv` can check (issue 15).
+    /// MESSAGE-----` line, RFC 4880 §7), whose signature `gpgv` can check.
     package static func isClearSigned(_ bytes: [UInt8]) -> Bool {
         Self.decodedText(bytes).split(separator: 0x0A).contains { line in
             var line = line

@@ -1,4 +1,4 @@
-/// A hash-addressed mirror (`--hashed-mirror`, issue 16): a URL template with `{hex}` (the
+/// A hash-addressed mirror (`--hashed-mirror`): a URL template with `{hex}` (the
 /// pinned digest in lower-case hex) and optionally `{algo}` (`sha256` or `sha512`), such as
 /// Nix's hashed mirrors (`https://tarballs.nixos.org/{algo}/{hex}`) or a bazel-remote's
 /// `https://cache.example.org/cas/{hex}`. For a pinned file it is asked before the file's own

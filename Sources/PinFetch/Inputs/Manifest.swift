@@ -1,4 +1,4 @@
-/// A list of files to fetch, one per line (DESIGN.md, "Many files — the agreed forms").
+/// A list of files to fetch, one per line (<doc:CommandLine#Manifests-and-checksum-files>).
 ///
 /// A line is `URL [URL ...] [checksum] [output]`, tokens separated by spaces or tabs:
 /// - the leading tokens that start with `http://` or `https://` (scheme in any case) are mirrors
@@ -193,7 +193,7 @@ package struct Manifest: Sendable {
     }
 
     /// The entries of `--shard K/N`: entries are numbered from 0 in manifest order, and shard `k`
-    /// keeps those whose number modulo `n` is `k` (DESIGN.md, "Many files").
+    /// keeps those whose number modulo `n` is `k` (<doc:CommandLine#Manifests-and-checksum-files>).
     /// - Precondition: `0 <= k < n` (``parseShard(_:)`` checks user input).
     package func shard(_ k: Int, of n: Int) -> Manifest {
         precondition(n >= 1 && k >= 0 && k < n, "shard \(k)/\(n) needs 0 <= K < N")
@@ -328,7 +328,7 @@ package struct Manifest: Sendable {
     }
 }
 
-/// Parses the argument of `--shard K/N` (DESIGN.md, "Many files"): decimal digits only, with
+/// Parses the argument of `--shard K/N` (<doc:CommandLine#Manifests-and-checksum-files>): decimal digits only, with
 /// `N >= 1` and `0 <= K < N`.
 /// - Throws: ``PinFetchError/Code/usage`` (exit 2) for anything else (signs, spaces, a missing
 ///   part, a number too large for `Int`, `K >= N`).

@@ -1,7 +1,7 @@
 /// Output names that stay inside a directory, and file names taken from `Content-Disposition`.
 ///
-/// DESIGN.md ("Many files"): output names from a manifest or `Content-Disposition` stay inside
-/// `-P DIR`. Both functions are lexical: pure string work on Unicode scalars and UTF-8 bytes, with
+/// Output names from a manifest or `Content-Disposition` stay inside `-P DIR`
+/// (<doc:Architecture#Many-files>). Both functions are lexical: pure string work on Unicode scalars and UTF-8 bytes, with
 /// no file system access and no C import, so they can be fuzzed on their own. A symbolic link
 /// inside the directory that points elsewhere is not seen here.
 ///

@@ -3,7 +3,7 @@ import FoundationEssentials
 
 /// Checks an OpenPGP signature with Debian's `gpgv` (what apt uses), run as a child process
 /// (`posix_spawn`) in a private temporary directory (mode 0700) that is its home and holds a
-/// keyring of the trusted keys only, never the user's (issue 15). The verdict is read from
+/// keyring of the trusted keys only, never the user's. The verdict is read from
 /// `gpgv`'s machine-readable status lines (`--status-fd`, GnuPG's `doc/DETAILS`): a `VALIDSIG`
 /// whose primary key fingerprint is a trusted key's; never from its exit status alone. For a
 /// clear-signed file the text used afterwards is the one `gpgv` verified (`--output`), so

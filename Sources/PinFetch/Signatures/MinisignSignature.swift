@@ -35,7 +35,7 @@ struct MinisignSignature: Sendable {
     }
 
     /// - Throws: ``PinFetchError/Code/digestMismatch`` (a signature that cannot be read cannot
-    ///   vouch for anything: DESIGN.md, exit 9) with a one-line reason.
+    ///   vouch for anything: <doc:CommandLine#Exit-status>, exit 9) with a one-line reason.
     init(parsing bytes: [UInt8]) throws(PinFetchError) {
         func refuse(_ reason: String) -> PinFetchError {
             PinFetchError(.digestMismatch, "not a minisign or signify signature: \(reason)")

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// OpenPGP public keys as `--trusted-key` gives them (issue 15): ASCII armour (RFC 4880 §6.2)
+/// OpenPGP public keys as `--trusted-key` gives them: ASCII armour (RFC 4880 §6.2)
 /// is taken off here, its CRC-24 checked (§6.1), since `gpgv` reads binary keyrings only; the
 /// packets (§4.2) are walked to check that the data is public keys and to find their
 /// fingerprints. Pure Swift without C imports.

@@ -1,6 +1,6 @@
-/// Checks that a checksum file was signed by a trusted key (issue 15), before any pin in it is
-/// used: a minisign or signify signature in-process (``Ed25519``), an OpenPGP one (detached, or
-/// a clear-signed file) by Debian's `gpgv` (``GPGVerifier``).
+/// Checks that a checksum file was signed by a trusted key, before any pin in it is
+/// used: a minisign or signify signature in-process (`Ed25519`), an OpenPGP one (detached, or
+/// a clear-signed file) by Debian's `gpgv` (`GPGVerifier`).
 public struct SignatureCheck: Sendable {
     /// The keys a signature must come from.
     public let keys: TrustedKeys

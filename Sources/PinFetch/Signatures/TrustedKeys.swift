@@ -1,4 +1,4 @@
-/// The keys given with `--trusted-key` (issue 15): minisign or signify public keys, and
+/// The keys given with `--trusted-key`: minisign or signify public keys, and
 /// OpenPGP public keys (ASCII-armoured or binary), kept as one binary keyring for `gpgv`.
 public struct TrustedKeys: Sendable {
     let minisign: [MinisignPublicKey]

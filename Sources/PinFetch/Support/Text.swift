@@ -1,5 +1,5 @@
 /// Small text functions the library and the command line share, so that neither needs
-/// Foundation's string extensions (issue 12, point 6: FoundationEssentials only, no ICU).
+/// Foundation's string extensions (FoundationEssentials only, no ICU).
 package enum Text {
     /// `value` as people write a number of seconds: `30`, `0.5`, `2.25` (no grouping, no
     /// locale).

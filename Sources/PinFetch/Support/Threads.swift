@@ -1,6 +1,6 @@
 @preconcurrency import Glibc
 
-/// Threads of pinfetch's own (issue 12, point 6): POSIX threads directly, as Foundation's
+/// Threads of pinfetch's own: POSIX threads directly, as Foundation's
 /// `Thread` would link all of Foundation and ICU's data into the binary.
 package enum Threads {
     private final class Start {
