@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// Reads one GET answer into a ``Partial``: asks ``AnswerDecision`` about the final head, has the
 /// partial prepare for that decision, then streams the body into it and its ``HashingPipeline``,
 /// over several connections when the ``Segmentation`` cuts it into pieces.
@@ -261,5 +263,36 @@ final class AnswerReader: TransferDelegate {
         guard let segments = self.segments else { return false }
         return self.partial.state.offset < segments.range(of: self.leadPiece).upperBound
             && segments.isWritten(self.leadPiece)
+    }
+}
+
+/// Tells the caller's hooks (``FetchOptions/progress``, ``FetchOptions/events``) how far one
+/// file's fetch is, at most five times a second.
+final class ProgressMeter {
+    let path: String
+    let options: FetchOptions
+    /// Body bytes this run received outside the partial (a remote cache's blob).
+    var receivedElsewhere: Int64 = 0
+    private var last = Date.distantPast
+
+    init(path: String, options: FetchOptions) {
+        self.path = path
+        self.options = options
+    }
+
+    /// Reports where `partial` stands, unless that was done less than 0.2 s ago.
+    func report(_ partial: Partial) {
+        guard self.options.progress != nil || self.options.events != nil else { return }
+        let now = Date()
+        guard now.timeIntervalSince(self.last) >= 0.2 else { return }
+        self.last = now
+        let progress = FetchProgress(
+            path: self.path,
+            completedBytes: partial.state.offset,
+            totalBytes: partial.state.totalLength,
+            receivedBytes: partial.receivedBytes + self.receivedElsewhere
+        )
+        self.options.progress?(progress)
+        self.options.events?(.progress(progress))
     }
 }
