@@ -4,11 +4,13 @@ import Foundation
 /// Test data: fixture A and B of the issue (1,048,576 bytes each), digests computed with
 /// OpenSSL's one-shot functions (independent of the library's checkpointed digest).
 enum Fixtures {
-    /// The top-level `Fixtures/` folder (SwiftPM resources must sit inside a target, so found via `#filePath`).
-    static let directory = URL(filePath: #filePath)  // Tests/PinFetchTests/Support/Fixtures.swift
+    /// The repository's top directory (found via `#filePath`: this file is
+    /// `Tests/PinFetchTests/Support/Fixtures.swift`).
+    static let repository = URL(filePath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: "Fixtures")
+    /// The top-level `Fixtures/` folder (SwiftPM resources must sit inside a target).
+    static let directory = Self.repository.appending(path: "Fixtures")
 
     /// Byte i = (7*i+3) mod 251.
     static let a: [UInt8] = (0..<1_048_576).map { UInt8((7 * $0 + 3) % 251) }

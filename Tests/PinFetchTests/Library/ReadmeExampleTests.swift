@@ -4,8 +4,7 @@ import Testing
 
 /// The README's "Use the library" example is `ReadmeExample.swift`, word for word, and it works.
 struct ReadmeExampleTests {
-    static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = Fixtures.repository
 
     /// The lines of the README's first ```swift block after "## Use the library".
     static func readmeExample() throws -> [Substring] {
@@ -19,7 +18,7 @@ struct ReadmeExampleTests {
 
     @Test func `the README's example is ReadmeExample.swift without its first two comment lines`() throws {
         let source = try String(
-            contentsOf: Self.root.appending(path: "Tests/PinFetchTests/ReadmeExample.swift"),
+            contentsOf: Self.root.appending(path: "Tests/PinFetchTests/Library/ReadmeExample.swift"),
             encoding: .utf8
         )
         let lines = source.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2)
