@@ -35,6 +35,10 @@ final class Batch: Sendable {
     private let transport: Result<TransportSettings, PinFetchError>
     /// The batch's destinations, so a server-chosen name never lands on another file of it.
     private let claims: DestinationClaims
+    /// Signalled as each file ends, and the count of files ended (changed under its lock): what
+    /// a copy of an earlier entry pinned the same waits for (``sibling(of:)``).
+    private let ended = Condition()
+    private let endedCount = Atomic<Int>(0)
     /// The event loop every transfer of the batch runs on, started by ``start(workers:done:)``.
     private let engine: Result<TransferEngine, PinFetchError>
     /// The entries pinned the same, in order, for each pin of more than one entry.
@@ -143,6 +147,7 @@ final class Batch: Sendable {
         guard let group = self.groupOf[index], self.groups[group][0] < index else { return (nil, false) }
         let earlier = self.groups[group].prefix { $0 < index }
         while true {
+            let seen = self.endedCount.load(ordering: .acquiring)
             let (verified, running): (String?, Bool) = self.state.withLock { state in
                 for member in earlier {
                     guard let ended = state.results[member], ended.error == nil, ended.path != job.destination,
@@ -155,7 +160,12 @@ final class Batch: Sendable {
             }
             guard verified == nil, running else { return (verified, true) }
             if self.control.isCancelled || self.control.notStarting != nil { return (nil, true) }
-            usleep(20_000)
+            // Until another file ends (an interrupt or a fail-fast stop is seen within 0.1 s).
+            self.ended.lock()
+            while self.endedCount.load(ordering: .acquiring) == seen, self.control.notStarting == nil {
+                self.ended.wait(seconds: 0.1)
+            }
+            self.ended.unlock()
         }
     }
 
@@ -240,6 +250,10 @@ final class Batch: Sendable {
             state.firstFailure = error.code
             return error.code
         }
+        self.ended.lock()
+        self.endedCount.add(1, ordering: .releasing)
+        self.ended.broadcast()
+        self.ended.unlock()
         if self.failFast, let firstFailure, result.status != .skipped {
             // Files waiting for a connection to their host have not started either.
             self.control.stopStarting(after: firstFailure)
