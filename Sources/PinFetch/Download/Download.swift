@@ -12,12 +12,7 @@ import FoundationEssentials
 /// loop. The partial and everything about it is the ``Partial``'s; requests go through
 /// ``FileRequests``.
 final class Download {
-    /// The URL the result names: the first of the file's own mirrors, a password shown as `***`.
-    let url: String
     let job: FetchJob
-    let options: FetchOptions
-    let control: TransferControl
-    let deadline: Deadline
     /// The batch's destinations (``DestinationClaims``), or `nil` outside a batch.
     let claims: DestinationClaims?
     /// A file an earlier entry of the batch verified against the same pin (``SiblingSource``).
@@ -32,13 +27,22 @@ final class Download {
     var meter: ProgressMeter
     /// What the segmented phases of this run may do, and where their pieces came from.
     var segmentPolicy = Segmentation.Policy()
-    var piecesFrom: MismatchPolicy.PieceSources?
     /// What an answer without `Range` must not contradict again (``AttemptPlan/Expectation``).
     var expected: AttemptPlan.Expectation?
     /// What the result reports besides the partial's own counters.
     var tally = Tally()
 
     var pin: Pin? { self.job.pin }
+    var options: FetchOptions { self.requests.requester.options }
+    var control: TransferControl { self.requests.requester.control }
+    var deadline: Deadline { self.requests.requester.deadline }
+    /// The URL the result names: the first of the file's own mirrors, a password shown as `***`.
+    var url: String { self.mirrors.urls[self.mirrors.hashedCount].redacted }
+    /// Where a segmented fetch of this run took pieces from, once helpers brought any.
+    var piecesFrom: MismatchPolicy.PieceSources? {
+        get { self.segmentPolicy.piecesFrom }
+        set { self.segmentPolicy.piecesFrom = newValue }
+    }
     var sidecars: Sidecars { Sidecars(destination: self.destination) }
     /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
     var maximumRestarts: Int { self.options.retries + 2 }
@@ -77,12 +81,8 @@ final class Download {
         }
         let urls = hashed + (try job.urls.get())
         self.mirrors = MirrorList(urls: urls, hashedCount: hashed.count)
-        self.url = urls[hashed.count].redacted
         self.job = job
         self.destination = job.destination
-        self.options = options
-        self.control = control
-        self.deadline = Deadline(maximumTime: options.maximumTime)
         self.claims = claims
         self.sibling = sibling
         let reporter = Reporter(path: job.destination, events: options.events)
@@ -93,7 +93,7 @@ final class Download {
                 options: options,
                 transport: transport,
                 control: control,
-                deadline: self.deadline,
+                deadline: Deadline(maximumTime: options.maximumTime),
                 reporter: reporter
             ),
             easy: easy

@@ -19,6 +19,9 @@ struct Segmentation: Sendable {
         var fromOtherMirrors = true
         /// Mirrors not to ask (they sent other bytes than the pin).
         var excludedMirrors: Set<Int> = []
+        /// Where the pieces of this run's phases came from, once helpers brought any: a mismatch
+        /// is then named for it, and the file asked for over one stream.
+        var piecesFrom: MismatchPolicy.PieceSources?
     }
 
     /// How a segmented phase ended, for the attempt to act on.
