@@ -85,6 +85,15 @@ public struct Arguments: Sendable {
 
     /// ``parse(_:)`` with the environment variables `--shard auto` reads (`JOB_COMPLETION_INDEX`).
     public static func parse(_ arguments: [String], environment: [String: String]) throws(PinFetchError) -> Arguments {
+        do throws(ArgumentError) {
+            return try Self.parsing(arguments, environment: environment)
+        } catch {
+            throw error.usageError
+        }
+    }
+
+    /// ``parse(_:environment:)``, its errors as values.
+    static func parsing(_ arguments: [String], environment: [String: String]) throws(ArgumentError) -> Arguments {
         var parsed = Arguments()
         var urls: [String] = []
         var index = 0
@@ -110,12 +119,12 @@ public struct Arguments: Sendable {
                 if let inlineValue {
                     value = inlineValue
                 } else {
-                    guard index < arguments.count else { throw PinFetchError(.usage, "\(argument) needs a value") }
+                    guard index < arguments.count else { throw .missingValue(option: argument) }
                     value = arguments[index]
                     index += 1
                 }
             } else if inlineValue != nil {
-                throw PinFetchError(.usage, "\(argument) takes no value")
+                throw .takesNoValue(option: argument)
             }
             switch argument {
             case "-h", "--help": parsed.action = .help
@@ -125,15 +134,19 @@ public struct Arguments: Sendable {
             case "--dry-run": parsed.dryRun = true
             case "--json": parsed.json = true
             case "-o", "--output":
-                guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a path") }
+                guard !value.isEmpty else { throw .emptyValue(option: argument, needs: "a path") }
                 parsed.output = value
             case "--sha256", "--checksum":
-                if let sawPin { throw PinFetchError(.usage, "\(argument) given after \(sawPin): give one checksum") }
+                if let sawPin { throw .conflict(.secondPin(argument, after: sawPin)) }
                 sawPin = argument
-                parsed.pin = try argument == "--sha256" ? Pin(sha256Hex: value) : Pin(parsing: value)
+                do throws(PinFetchError) {
+                    parsed.pin = try argument == "--sha256" ? Pin(sha256Hex: value) : Pin(parsing: value)
+                } catch {
+                    throw ArgumentError(error)
+                }
             case "--retries":
                 guard let count = Int(value), count >= 0, count <= 1000 else {
-                    throw PinFetchError(.usage, "--retries takes a whole number from 0 to 1000, not '\(value)'")
+                    throw .badValue(option: "--retries", expected: "a whole number from 0 to 1000", given: value)
                 }
                 parsed.options.retries = count
             case "--retry-delay": parsed.options.retryDelay = try Self.seconds(value, for: argument)
@@ -161,27 +174,32 @@ public struct Arguments: Sendable {
             case "--limit-rate": parsed.options.maximumReceiveRate = try Self.size(value, for: argument)
             case "--allow-insecure-redirect": parsed.options.allowInsecureRedirect = true
             case "-P", "--directory-prefix":
-                guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a directory") }
+                guard !value.isEmpty else { throw .emptyValue(option: argument, needs: "a directory") }
                 parsed.directory = value
             case "-i", "--input-file": parsed.inputFile = value
             case "--base-url": parsed.baseURLs.append(value)
             case "--checksum-file":
-                if let sawPin { throw PinFetchError(.usage, "--checksum-file given with \(sawPin): give one checksum") }
+                if let sawPin { throw .conflict(.checksumFileAfterPin(first: sawPin)) }
                 sawPin = argument
                 parsed.checksumFile = value
-            case "--hashed-mirror": parsed.hashedMirrors.append(try HashedMirror(value))
+            case "--hashed-mirror":
+                do throws(PinFetchError) {
+                    parsed.hashedMirrors.append(try HashedMirror(value))
+                } catch {
+                    throw ArgumentError(error)
+                }
             case "--signature":
-                guard parsed.signature == nil else { throw PinFetchError(.usage, "--signature given twice: give one") }
+                guard parsed.signature == nil else { throw .conflict(.secondSignature) }
                 parsed.signature = value
             case "--trusted-key": parsed.trustedKeys.append(value)
             case "-j", "--jobs":
                 guard let count = Int(value), (1...64).contains(count) else {
-                    throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 64, not '\(value)'")
+                    throw .badValue(option: argument, expected: "a whole number from 1 to 64", given: value)
                 }
                 parsed.jobs = count
             case "--max-connections-per-host":
                 guard let count = Int(value), (1...64).contains(count) else {
-                    throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 64, not '\(value)'")
+                    throw .badValue(option: argument, expected: "a whole number from 1 to 64", given: value)
                 }
                 parsed.options.maximumConnectionsPerHost = count
             case "--segments":
@@ -190,36 +208,38 @@ public struct Arguments: Sendable {
                     break
                 }
                 guard let count = Int(value), (1...16).contains(count) else {
-                    throw PinFetchError(
-                        .usage,
-                        "\(argument) takes 'auto' or a whole number from 1 to 16, not '\(value)'"
-                    )
+                    throw .badValue(option: argument, expected: "'auto' or a whole number from 1 to 16", given: value)
                 }
                 (parsed.options.segments, parsed.options.segmentsAutomatic) = (count, false)
             case "--segment-size":
                 let size = try Self.size(value, for: argument)
                 guard (64 << 10...1 << 30).contains(size) else {
-                    throw PinFetchError(.usage, "\(argument) takes a size from 64K to 1G, not '\(value)'")
+                    throw .badValue(option: argument, expected: "a size from 64K to 1G", given: value)
                 }
                 parsed.options.segmentPieceSize = size
             case "--fail-fast": parsed.failFast = true
             case "--remote-cache-upload": parsed.options.remoteCacheUpload = true
             case "--shard" where value == "auto": parsed.shardAutomatic = true
-            case "--shard": parsed.shard = try parseShard(value)
+            case "--shard":
+                do throws(PinFetchError) {
+                    parsed.shard = try parseShard(value)
+                } catch {
+                    throw ArgumentError(error)
+                }
             case "--shard-count":
                 guard let count = Int(value), count >= 1 else {
-                    throw PinFetchError(.usage, "--shard-count takes a whole number of at least 1, not '\(value)'")
+                    throw .badValue(option: "--shard-count", expected: "a whole number of at least 1", given: value)
                 }
                 parsed.shardCount = count
             case "--content-disposition": parsed.contentDisposition = true
             case "--cache-dir":
-                guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
+                guard !value.isEmpty else { throw .emptyValue(option: "--cache-dir", needs: "a directory") }
                 parsed.cacheDirectory = value
             case "--no-cache": parsed.noCache = true
             case "--no-remote-cache": parsed.noRemoteCache = true
             case "-R", "--remote-time": parsed.remoteTime = true
             case "--no-remote-time": parsed.remoteTime = false
-            default: throw PinFetchError(.usage, "unknown option \(argument) (see --help)")
+            default: throw .unknownOption(argument)
             }
         }
         guard parsed.action == .fetch else { return parsed }
@@ -231,20 +251,10 @@ public struct Arguments: Sendable {
             sawPin = nil  // it was this file
         }
         if !parsed.baseURLs.isEmpty {
-            if parsed.inputFile == nil {
-                throw PinFetchError(
-                    .usage,
-                    "--base-url goes with -i FILE (or --checksum-file FILE without a URL): every entry of FILE is fetched"
-                )
-            }
+            if parsed.inputFile == nil { throw .conflict(.baseURLWithoutInputFile) }
             // Each entry of the checksum file has its own pin: another one would be ignored.
-            if parsed.checksumFile != nil {
-                throw PinFetchError(
-                    .usage,
-                    "--checksum-file with -i FILE --base-url: FILE is the checksum file already"
-                )
-            }
-            if let sawPin { throw PinFetchError(.usage, "\(sawPin) with --base-url: each entry has its own pin") }
+            if parsed.checksumFile != nil { throw .conflict(.checksumFileWithBaseURL) }
+            if let sawPin { throw .conflict(.pinWithBaseURL(sawPin)) }
         }
         try parsed.checkSignatureOptions()
         if parsed.noRemoteCache {
@@ -254,21 +264,17 @@ public struct Arguments: Sendable {
         }
         try parsed.resolveAutomaticShard(environment: environment)
         if parsed.inputFile != nil {
-            guard urls.isEmpty else {
-                throw PinFetchError(.usage, "give URLs on the command line or with -i, not both")
-            }
-            guard parsed.output == nil else { throw PinFetchError(.usage, "-o names one file; with -i use -P DIR") }
+            guard urls.isEmpty else { throw .conflict(.urlsWithInputFile) }
+            guard parsed.output == nil else { throw .conflict(.outputWithInputFile) }
         } else {
-            guard !urls.isEmpty else { throw PinFetchError(.usage, "no URL given (see --help)") }
-            if parsed.shard != nil { throw PinFetchError(.usage, "--shard goes with -i") }
+            guard !urls.isEmpty else { throw .noURL }
+            if parsed.shard != nil { throw .conflict(.shardWithoutInputFile) }
         }
-        if parsed.output != nil, parsed.contentDisposition {
-            throw PinFetchError(.usage, "-o and --content-disposition both name the file: give one")
-        }
+        if parsed.output != nil, parsed.contentDisposition { throw .conflict(.outputAndContentDisposition) }
         if parsed.options.clientKeyFile != nil, parsed.options.clientCertificateFile == nil {
-            throw PinFetchError(.usage, "--key goes with --cert")
+            throw .conflict(.keyWithoutCertificate)
         }
-        if parsed.verbose, parsed.quiet { throw PinFetchError(.usage, "-v and -q: give one") }
+        if parsed.verbose, parsed.quiet { throw .conflict(.verboseAndQuiet) }
         parsed.options.remoteTime = parsed.remoteTime ?? (!parsed.baseURLs.isEmpty)
         parsed.trustAnchorsFromEnvironment()
         try parsed.checkEnvironmentProxies()
