@@ -6,7 +6,7 @@ extension ArgumentError {
     enum Conflict: Equatable, Sendable {
         /// A second pin (`--sha256`, `--checksum`, `--checksum-file`), `option`, after `first`.
         case secondPin(String, after: String)
-        /// `--checksum-file` after a pin, `first`.
+        /// `--checksum-file` after a pin or another `--checksum-file`, `first`.
         case checksumFileAfterPin(first: String)
         /// `--signature` twice.
         case secondSignature

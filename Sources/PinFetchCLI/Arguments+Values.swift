@@ -38,41 +38,6 @@ extension Arguments {
         return value
     }
 
-    /// `--shard auto --shard-count N`: this machine's shard is a Kubernetes Indexed Job's index,
-    /// `JOB_COMPLETION_INDEX` (0 to N-1), so one Job with N completions mirrors a release.
-    /// - Throws: ``ArgumentError/conflict(_:)`` for `--shard auto` without `--shard-count` or
-    ///   without an index in range, and for `--shard-count` without `--shard auto`.
-    mutating func resolveAutomaticShard(environment: [String: String]) throws(ArgumentError) {
-        guard self.shardAutomatic else {
-            if self.shardCount != nil { throw .conflict(.shardCountWithoutAutomaticShard) }
-            return
-        }
-        guard let count = self.shardCount else { throw .conflict(.automaticShardWithoutCount) }
-        guard let text = environment["JOB_COMPLETION_INDEX"], !text.isEmpty else {
-            throw .conflict(.automaticShardWithoutIndex)
-        }
-        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let index = Int(text),
-            index < count
-        else {
-            throw .conflict(.automaticShardIndex(text, count: count))
-        }
-        self.shard = (index, count)
-    }
-
-    /// `--signature` and `--trusted-key` check a checksum file (issue 15): one must be given,
-    /// and a signature needs a key to be checked against.
-    /// - Throws: ``ArgumentError/conflict(_:)`` otherwise.
-    func checkSignatureOptions() throws(ArgumentError) {
-        guard self.signature != nil || !self.trustedKeys.isEmpty else { return }
-        guard self.checksumFile != nil || (self.inputFile != nil && !self.baseURLs.isEmpty) else {
-            throw .conflict(.signatureWithoutChecksumFile)
-        }
-        if self.signature != nil, self.trustedKeys.isEmpty { throw .conflict(.signatureWithoutKey) }
-        if self.signature == "-", self.checksumFile == "-" || self.inputFile == "-" {
-            throw .conflict(.signatureAndChecksumFileFromStandardInput)
-        }
-    }
-
     /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in (DESIGN.md), so a CI
     /// job or a mirroring script never finds its downloads duplicated without asking.
     static var environmentCacheDirectory: String? {
