@@ -1,5 +1,6 @@
 /// Every option of `pinfetch` (but `gc`'s), in the order `--help` lists them: the one place an
-/// option is declared. Parsing looks options up here.
+/// option is declared. Parsing looks options up here, `--help` is made from it (``HelpText``),
+/// and the tests check the manual page against it.
 enum OptionTable {
     /// The options, in `--help` order.
     static let all: [OptionSpec] =
