@@ -49,6 +49,8 @@ enum ArgumentError: Error, Equatable, Sendable {
     /// The error pinfetch exits with: a usage error (exit 2) saying ``message``.
     var usageError: PinFetchError { PinFetchError(.usage, self.message) }
 
-    /// A value the library refused, kept as ``malformed(_:)``.
+    /// A value the library refused, kept as ``malformed(_:)``: the library's refusals of a
+    /// value (``Pin``, ``HashedMirror``, `parseShard`) are all usage errors, so only the message
+    /// is kept.
     init(_ error: PinFetchError) { self = .malformed(error.message) }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-@preconcurrency import Glibc
 public import PinFetch
 
 /// The parsed command line (DESIGN.md, "Command line").

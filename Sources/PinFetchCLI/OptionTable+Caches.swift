@@ -17,8 +17,7 @@ extension OptionTable {
                 "request (also PINFETCH_CACHE_DIR; default: no cache)",
             ]
         ) { arguments, option throws(ArgumentError) in
-            guard !option.value.isEmpty else { throw .emptyValue(option: "--cache-dir", needs: "a directory") }
-            arguments.cacheDirectory = option.value
+            arguments.cacheDirectory = try option.nonEmpty(needs: "a directory")
         },
         OptionSpec(
             "--no-cache",
