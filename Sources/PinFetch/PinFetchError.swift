@@ -53,12 +53,38 @@ public struct PinFetchError: Error, Hashable, Sendable, CustomStringConvertible 
     public var message: String
     /// The underlying number when there is one: a `CURLcode`, an `errno`, or an HTTP status.
     public var underlying: Int?
+    /// Why, for the failures a caller in this package tells apart without reading ``message``.
+    package var reason: Reason?
+
+    /// A failure this package's callers recognise by kind, not by its wording.
+    package enum Reason: Hashable, Sendable {
+        /// The file is larger than ``FetchOptions/maximumFileSize``, `maximum` bytes.
+        case largerThanMaximumFileSize(maximum: Int64)
+    }
 
     /// Creates an error of kind `code` with a one-line `message`.
     public init(_ code: Code, _ message: String, underlying: Int? = nil) {
         self.code = code
         self.message = message
         self.underlying = underlying
+    }
+
+    /// Creates an error of kind `code` with a one-line `message` and why it happened.
+    package init(_ code: Code, _ message: String, reason: Reason) {
+        self.init(code, message)
+        self.reason = reason
+    }
+
+    /// Errors are equal when their code, message and underlying number are: ``reason`` only
+    /// tells this package's callers what the message says.
+    public static func == (lhs: PinFetchError, rhs: PinFetchError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.underlying == rhs.underlying
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.code)
+        hasher.combine(self.message)
+        hasher.combine(self.underlying)
     }
 
     public var description: String { self.message }

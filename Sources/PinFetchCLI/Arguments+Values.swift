@@ -5,91 +5,37 @@ import PinFetch
 /// The values options take: numbers of seconds and bytes, headers, credentials, names, and what
 /// the environment says (cache, trust anchors).
 extension Arguments {
-    /// A remote cache's base URL (`--remote-cache`, `PINFETCH_REMOTE_CACHE`): absolute `http` or
-    /// `https`, without a fragment.
-    /// - Throws: ``PinFetchError/Code/usage`` otherwise, naming `source`.
     /// A `--remote-cache-header` line: as `-H` takes it, but not one of the fields that frame
     /// or route the request (a `Content-Length` of its own would cut an upload short, and the
     /// rest would be read as another request).
-    static func remoteCacheHeader(_ line: String) throws(PinFetchError) -> String {
-        let header: String
-        do throws(PinFetchError) {
-            header = try Self.header(line)
-        } catch {
-            throw PinFetchError(.usage, error.message.replacing("-H", with: "--remote-cache-header"))
-        }
+    static func remoteCacheHeader(_ line: String) throws(ArgumentError) -> String {
+        let header = try Self.header(line, for: "--remote-cache-header")
         let name = header.prefix { $0 != ":" }.lowercased()
         let framing = ["content-length", "transfer-encoding", "host", "connection", "expect", "te", "upgrade"]
         guard !framing.contains(name) else {
-            throw PinFetchError(.usage, "--remote-cache-header: \(name) is pinfetch's to set")
+            throw .refused(option: "--remote-cache-header", reason: "\(name) is pinfetch's to set")
         }
         return header
     }
 
     /// A remote cache's base URL (`--remote-cache`, `PINFETCH_REMOTE_CACHE`): an `http` or
     /// `https` URL without a fragment (blobs go at `/cas/<hex>` on its path).
-    /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong, the URL's secrets as `***`.
-    static func remoteCache(_ value: String, from source: String) throws(PinFetchError) -> String {
+    /// - Throws: ``ArgumentError/refused(option:reason:)`` naming `source` and what is wrong,
+    ///   the URL's secrets as `***`.
+    static func remoteCache(_ value: String, from source: String) throws(ArgumentError) -> String {
         do throws(PinFetchError) {
             _ = try HTTPURL(value)
         } catch {
-            throw PinFetchError(.usage, "\(source): \(error.message)")
+            throw .refused(option: source, reason: error.message)
         }
         if value.contains("#") {
-            throw PinFetchError(
-                .usage,
-                "\(source): \(SafeFileName.quoted(Redaction.url(value))) has a fragment (#...): blobs go at /cas/HEX on its path"
+            throw .refused(
+                option: source,
+                reason: "\(SafeFileName.quoted(Redaction.url(value))) has a fragment (#...): "
+                    + "blobs go at /cas/HEX on its path"
             )
         }
         return value
-    }
-
-    /// `--shard auto --shard-count N`: this machine's shard is a Kubernetes Indexed Job's index,
-    /// `JOB_COMPLETION_INDEX` (0 to N-1), so one Job with N completions mirrors a release.
-    /// - Throws: ``PinFetchError/Code/usage`` for `--shard auto` without `--shard-count` or
-    ///   without an index in range, and for `--shard-count` without `--shard auto`.
-    mutating func resolveAutomaticShard(environment: [String: String]) throws(PinFetchError) {
-        guard self.shardAutomatic else {
-            if self.shardCount != nil { throw PinFetchError(.usage, "--shard-count goes with --shard auto") }
-            return
-        }
-        guard let count = self.shardCount else {
-            throw PinFetchError(.usage, "--shard auto needs --shard-count N (the Job's completions)")
-        }
-        guard let text = environment["JOB_COMPLETION_INDEX"], !text.isEmpty else {
-            throw PinFetchError(
-                .usage,
-                "--shard auto reads JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's index), which is not set"
-            )
-        }
-        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let index = Int(text),
-            index < count
-        else {
-            throw PinFetchError(
-                .usage,
-                "JOB_COMPLETION_INDEX is \(SafeFileName.quoted(text)): --shard auto needs 0 to \(count - 1)"
-            )
-        }
-        self.shard = (index, count)
-    }
-
-    /// `--signature` and `--trusted-key` check a checksum file (issue 15): one must be given,
-    /// and a signature needs a key to be checked against.
-    /// - Throws: ``PinFetchError/Code/usage`` otherwise.
-    func checkSignatureOptions() throws(PinFetchError) {
-        guard self.signature != nil || !self.trustedKeys.isEmpty else { return }
-        guard self.checksumFile != nil || (self.inputFile != nil && !self.baseURLs.isEmpty) else {
-            throw PinFetchError(
-                .usage,
-                "--signature and --trusted-key check a checksum file: give --checksum-file, or -i with --base-url"
-            )
-        }
-        if self.signature != nil, self.trustedKeys.isEmpty {
-            throw PinFetchError(.usage, "--signature needs --trusted-key: the key the signature must be by")
-        }
-        if self.signature == "-", self.checksumFile == "-" || self.inputFile == "-" {
-            throw PinFetchError(.usage, "--signature - and the checksum file both read standard input: give one a file")
-        }
     }
 
     /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in (DESIGN.md), so a CI
@@ -102,15 +48,10 @@ extension Arguments {
 
     /// ``environmentCacheDirectory``, which must be an absolute path: a relative one would make a
     /// cache in every directory a job runs in.
-    /// - Throws: ``PinFetchError/Code/usage`` for a relative path.
-    static func checkedEnvironmentCacheDirectory() throws(PinFetchError) -> String? {
+    /// - Throws: ``ArgumentError/relativeCacheDirectory(_:)`` for a relative path.
+    static func checkedEnvironmentCacheDirectory() throws(ArgumentError) -> String? {
         guard let directory = Self.environmentCacheDirectory else { return nil }
-        guard directory.hasPrefix("/") else {
-            throw PinFetchError(
-                .usage,
-                "PINFETCH_CACHE_DIR must be an absolute path, not \(SafeFileName.quoted(directory))"
-            )
-        }
+        guard directory.hasPrefix("/") else { throw .relativeCacheDirectory(directory) }
         return directory
     }
 
@@ -119,19 +60,16 @@ extension Arguments {
         _ text: String,
         for option: String,
         positive: Bool = false
-    ) throws(PinFetchError) -> Double {
+    ) throws(ArgumentError) -> Double {
         guard let value = Double(text), value.isFinite, positive ? value > 0 : value >= 0, value <= 86_400 * 7 else {
-            throw PinFetchError(
-                .usage,
-                "\(option) takes a number of seconds\(positive ? " above 0" : ""), not '\(text)'"
-            )
+            throw .badValue(option: option, expected: "a number of seconds\(positive ? " above 0" : "")", given: text)
         }
         return value
     }
 
     /// A number of bytes, with an optional `K`, `M` or `G` (1024-based, either case), as curl's
     /// `--max-filesize` takes it.
-    static func size(_ text: String, for option: String) throws(PinFetchError) -> Int64 {
+    static func size(_ text: String, for option: String) throws(ArgumentError) -> Int64 {
         let shifts: [Character: Int64] = ["k": 10, "m": 20, "g": 30]
         var digits = Substring(text)
         var shift: Int64 = 0
@@ -142,49 +80,48 @@ extension Arguments {
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number > 0,
             number <= Int64.max >> shift
         else {
-            throw PinFetchError(
-                .usage,
-                "\(option) takes a number of bytes above 0 (K, M or G may follow), not '\(text)'"
-            )
+            throw .badValue(option: option, expected: "a number of bytes above 0 (K, M or G may follow)", given: text)
         }
         return number << shift
     }
 
     /// `Name: value`, where the name is an RFC 9110 token and nothing holds CR, LF or NUL.
-    static func header(_ line: String) throws(PinFetchError) -> String {
+    /// - Parameter option: How errors name the option (`-H`, `--remote-cache-header`); they never
+    ///   repeat the line, which may hold a credential.
+    static func header(_ line: String, for option: String = "-H") throws(ArgumentError) -> String {
         guard let colon = line.firstIndex(of: ":") else {
-            throw PinFetchError(.usage, "-H takes 'Name: value'")
+            throw .badValue(option: option, expected: "'Name: value'", given: nil)
         }
         guard !line.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
-            throw PinFetchError(.usage, "-H: a header may not contain CR, LF or NUL")
+            throw .refused(option: option, reason: "a header may not contain CR, LF or NUL")
         }
         let name = line[..<colon]
         let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
         guard !name.isEmpty, name.allSatisfy({ tokenCharacters.contains($0) }) else {
             // The line is not repeated: -H values may hold credentials.
-            throw PinFetchError(.usage, "-H: the header name is not an RFC 9110 token")
+            throw .refused(option: option, reason: "the header name is not an RFC 9110 token")
         }
         return line
     }
 
     /// The lines of `-H @FILE`: one `Name: value` per line (CRLF or LF), blank lines skipped, so
     /// a token stays out of the process list. At most 1 MiB.
-    /// - Throws: ``PinFetchError/Code/usage`` naming the file and line (never its text, which may
-    ///   hold a secret) when it cannot be read or a line is not a header.
-    static func headers(fromFile argument: String) throws(PinFetchError) -> [String] {
+    /// - Throws: ``ArgumentError/refused(option:reason:)`` naming the file and line (never its
+    ///   text, which may hold a secret) when it cannot be read or a line is not a header.
+    static func headers(fromFile argument: String) throws(ArgumentError) -> [String] {
         let path = String(argument.dropFirst())
         guard let bytes = Self.contents(of: path, limit: 1 << 20) else {
-            throw PinFetchError(.usage, "-H @\(path): cannot read the file (at most 1 MiB)")
+            throw .refused(option: "-H @\(path)", reason: "cannot read the file (at most 1 MiB)")
         }
         var headers: [String] = []
         // Split on the byte LF: to `String`, CR LF is one Character and no "\n" would match.
         for (number, raw) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
             let line = String(decoding: raw.last == 0x0D ? raw.dropLast() : raw, as: UTF8.self)
             if line.trimmingWhitespace().isEmpty { continue }
-            do throws(PinFetchError) {
+            do throws(ArgumentError) {
                 headers.append(try Self.header(line))
             } catch {
-                throw PinFetchError(.usage, "-H @\(path), line \(number + 1): \(error.message)")
+                throw .refused(option: "-H @\(path), line \(number + 1)", reason: error.message)
             }
         }
         return headers
@@ -210,12 +147,16 @@ extension Arguments {
 
     /// `USER:PASSWORD` for `--user`. pinfetch never prompts (it runs unattended), so a value
     /// without a colon is bad input; an empty password (`USER:`) is allowed.
-    static func credentials(_ value: String) throws(PinFetchError) -> String {
+    static func credentials(_ value: String) throws(ArgumentError) -> String {
         guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
-            throw PinFetchError(.usage, "--user takes USER:PASSWORD (pinfetch never prompts for a password)")
+            throw .badValue(
+                option: "--user",
+                expected: "USER:PASSWORD (pinfetch never prompts for a password)",
+                given: nil
+            )
         }
         guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw PinFetchError(.usage, "--user: control characters are not allowed")
+            throw .refused(option: "--user", reason: "control characters are not allowed")
         }
         return value
     }
@@ -229,28 +170,28 @@ extension Arguments {
     }
 
     /// `path` when it names a readable regular file (following links).
-    /// - Throws: ``PinFetchError/Code/usage`` naming `option` otherwise.
-    static func readableFile(_ path: String, for option: String) throws(PinFetchError) -> String {
+    /// - Throws: ``ArgumentError/refused(option:reason:)`` naming `option` otherwise.
+    static func readableFile(_ path: String, for option: String) throws(ArgumentError) -> String {
         var info = stat()
         guard !path.isEmpty, stat(path, &info) == 0, access(path, R_OK) == 0 else {
-            throw PinFetchError(.usage, "\(option): cannot read \(path.isEmpty ? "''" : path)")
+            throw .refused(option: option, reason: "cannot read \(path.isEmpty ? "''" : path)")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             // libcurl reads it again for each request: a pipe would be empty from the second on.
-            throw PinFetchError(.usage, "\(option): \(path) is not a regular file (it is read for each request)")
+            throw .refused(option: option, reason: "\(path) is not a regular file (it is read for each request)")
         }
         return path
     }
 
     /// `path` when it names a readable PEM file with no encrypted key in it: pinfetch never asks
     /// for a passphrase (OpenSSL would, on the terminal, and wait).
-    static func unencryptedPEM(_ path: String, for option: String) throws(PinFetchError) -> String {
+    static func unencryptedPEM(_ path: String, for option: String) throws(ArgumentError) -> String {
         let file = try Self.readableFile(path, for: option)
         let text = String(decoding: Self.contents(of: file, limit: 1 << 20) ?? [], as: UTF8.self)
         guard !text.contains("ENCRYPTED") else {
-            throw PinFetchError(
-                .usage,
-                "\(option): \(path) holds an encrypted key, and pinfetch never asks for a passphrase; "
+            throw .refused(
+                option: option,
+                reason: "\(path) holds an encrypted key, and pinfetch never asks for a passphrase; "
                     + "give it decrypted (openssl pkey -in KEY -out KEY.pem), kept private"
             )
         }
@@ -258,12 +199,12 @@ extension Arguments {
     }
 
     /// `path` when it names a readable file holding at least one PEM certificate.
-    static func certificateFile(_ path: String, for option: String) throws(PinFetchError) -> String {
+    static func certificateFile(_ path: String, for option: String) throws(ArgumentError) -> String {
         let file = try Self.readableFile(path, for: option)
         guard let pem = Self.contents(of: file, limit: 64 << 20),
             String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----")
         else {
-            throw PinFetchError(.usage, "\(option): \(path) holds no PEM certificate")
+            throw .refused(option: option, reason: "\(path) holds no PEM certificate")
         }
         return file
     }
@@ -272,7 +213,7 @@ extension Arguments {
     /// `host:port` (HTTP, as curl takes it); the empty string turns proxies off, environment
     /// included.
     /// - Parameter label: How messages name where the value came from (`--proxy`, `$https_proxy`).
-    static func proxy(_ value: String, label: String = "--proxy") throws(PinFetchError) -> String {
+    static func proxy(_ value: String, label: String = "--proxy") throws(ArgumentError) -> String {
         guard !value.isEmpty else { return "" }
         // Shown without credentials, in either form (`user:pass@host` has no `://`).
         let shown =
@@ -281,18 +222,18 @@ extension Arguments {
             : value.lastIndex(of: "@").map { "***" + value[$0...] } ?? value
         guard !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || $0 == "?" || $0 == "#" })
         else {
-            throw PinFetchError(
-                .usage,
-                "\(label): \(SafeFileName.quoted(shown)) holds a space, a control character, '?' or '#' "
+            throw .refused(
+                option: label,
+                reason: "\(SafeFileName.quoted(shown)) holds a space, a control character, '?' or '#' "
                     + "(percent-encode them in a password)"
             )
         }
         if let scheme = value.firstRange(of: "://") {
             let name = value[..<scheme.lowerBound].lowercased()
             guard ["http", "https", "socks4", "socks4a", "socks5", "socks5h"].contains(name) else {
-                throw PinFetchError(
-                    .usage,
-                    "\(label): scheme '\(name)' is not http, https, socks4, socks4a, socks5 or socks5h"
+                throw .refused(
+                    option: label,
+                    reason: "scheme '\(name)' is not http, https, socks4, socks4a, socks5 or socks5h"
                 )
             }
         }
@@ -301,9 +242,9 @@ extension Arguments {
         let authority = afterScheme.prefix { $0 != "/" }
         let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
         if authority.filter({ $0 == "@" }).count > 1 {
-            throw PinFetchError(
-                .usage,
-                "\(label): \(SafeFileName.quoted(shown)) holds '@' in its credentials (percent-encode it as %40)"
+            throw .refused(
+                option: label,
+                reason: "\(SafeFileName.quoted(shown)) holds '@' in its credentials (percent-encode it as %40)"
             )
         }
         let port =
@@ -314,9 +255,9 @@ extension Arguments {
             port.map({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && (Int($0).map { (1...65_535).contains($0) } ?? false) }
             ) ?? true
         else {
-            throw PinFetchError(
-                .usage,
-                "\(label): \(SafeFileName.quoted(shown)) is not [scheme://][user:password@]host[:port]"
+            throw .refused(
+                option: label,
+                reason: "\(SafeFileName.quoted(shown)) is not [scheme://][user:password@]host[:port]"
             )
         }
         return value
@@ -324,9 +265,9 @@ extension Arguments {
 
     /// A `--noproxy` list: host names, domains, addresses and `*`, separated by commas (and
     /// spaces), without control characters.
-    static func hostList(_ value: String, for option: String) throws(PinFetchError) -> String {
+    static func hostList(_ value: String, for option: String) throws(ArgumentError) -> String {
         guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw PinFetchError(.usage, "\(option): control characters are not allowed")
+            throw .refused(option: option, reason: "control characters are not allowed")
         }
         return value
     }
@@ -338,8 +279,8 @@ extension Arguments {
     /// Without `--proxy`, the proxies libcurl takes from the environment are checked as
     /// `--proxy` is: a malformed one is bad input (exit 2) before any request, not a network
     /// failure retried with back-off.
-    /// - Throws: ``PinFetchError/Code/usage`` naming the variable.
-    func checkEnvironmentProxies() throws(PinFetchError) {
+    /// - Throws: ``ArgumentError/refused(option:reason:)`` naming the variable.
+    func checkEnvironmentProxies() throws(ArgumentError) {
         guard self.options.proxy == nil, self.options.noProxy != "*" else { return }
         let environment = ProcessInfo.processInfo.environment
         if environment["no_proxy"] == "*" || environment["NO_PROXY"] == "*" { return }  // none is used

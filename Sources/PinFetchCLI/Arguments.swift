@@ -1,5 +1,4 @@
 import FoundationEssentials
-@preconcurrency import Glibc
 public import PinFetch
 
 /// The parsed command line (DESIGN.md, "Command line").
@@ -58,23 +57,16 @@ public struct Arguments: Sendable {
     public var quiet = false
     /// `-v`: each request, the answers' deciding fields, and each decision, on stderr.
     public var verbose = false
+    /// The option that gave the pin (`--sha256`, `--checksum`, `--checksum-file`), as spelled:
+    /// a second one, or one with `--base-url`, is refused naming it.
+    var pinOption: String?
     /// `--dry-run`: say what would be fetched, fetch no body.
     public var dryRun = false
 
     public init() {}
 
-    /// The options that take a value, long and short spellings.
-    private static let valued: Set<String> = [
-        "-o", "--output", "--sha256", "--checksum", "--retries", "--retry-delay", "--connect-timeout",
-        "--stall-timeout", "-H", "--header", "--lock-timeout", "--cacert", "-P", "--directory-prefix", "-i",
-        "--input-file", "--base-url", "--checksum-file", "-j", "--jobs", "--max-connections-per-host", "--segments",
-        "--segment-size", "--shard", "--shard-count", "--hashed-mirror", "--remote-cache", "--remote-cache-header",
-        "--remote-cache-timeout", "--cache-dir", "--max-filesize", "--signature",
-        "--trusted-key",
-        "-u", "--user", "--netrc-file", "--cert", "--key", "--proxy", "--noproxy", "--max-time", "--limit-rate",
-    ]
-
-    /// Parses `arguments` (without the program name).
+    /// Parses `arguments` (without the program name): the options, as ``OptionTable`` declares
+    /// them, and the URLs.
     ///
     /// Long options take their value as `--name value` or `--name=value`; `--` ends the options.
     /// - Throws: ``PinFetchError/Code/usage`` with a one-line reason for an unknown option, a
@@ -85,198 +77,31 @@ public struct Arguments: Sendable {
 
     /// ``parse(_:)`` with the environment variables `--shard auto` reads (`JOB_COMPLETION_INDEX`).
     public static func parse(_ arguments: [String], environment: [String: String]) throws(PinFetchError) -> Arguments {
-        var parsed = Arguments()
-        var urls: [String] = []
-        var index = 0
-        var sawPin: String?
-        while index < arguments.count {
-            var argument = arguments[index]
-            index += 1
-            if argument == "--" {
-                urls += arguments[index...]
-                break
-            }
-            guard argument.hasPrefix("-"), argument != "-" else {
-                urls.append(argument)
-                continue
-            }
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                inlineValue = String(argument[argument.index(after: equals)...])
-                argument = String(argument[..<equals])
-            }
-            var value = ""
-            if Self.valued.contains(argument) {
-                if let inlineValue {
-                    value = inlineValue
-                } else {
-                    guard index < arguments.count else { throw PinFetchError(.usage, "\(argument) needs a value") }
-                    value = arguments[index]
-                    index += 1
-                }
-            } else if inlineValue != nil {
-                throw PinFetchError(.usage, "\(argument) takes no value")
-            }
-            switch argument {
-            case "-h", "--help": parsed.action = .help
-            case "-V", "--version": parsed.action = .version
-            case "-q", "--quiet": parsed.quiet = true
-            case "-v", "--verbose": parsed.verbose = true
-            case "--dry-run": parsed.dryRun = true
-            case "--json": parsed.json = true
-            case "-o", "--output":
-                guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a path") }
-                parsed.output = value
-            case "--sha256", "--checksum":
-                if let sawPin { throw PinFetchError(.usage, "\(argument) given after \(sawPin): give one checksum") }
-                sawPin = argument
-                parsed.pin = try argument == "--sha256" ? Pin(sha256Hex: value) : Pin(parsing: value)
-            case "--retries":
-                guard let count = Int(value), count >= 0, count <= 1000 else {
-                    throw PinFetchError(.usage, "--retries takes a whole number from 0 to 1000, not '\(value)'")
-                }
-                parsed.options.retries = count
-            case "--retry-delay": parsed.options.retryDelay = try Self.seconds(value, for: argument)
-            case "--connect-timeout":
-                parsed.options.connectTimeout = try Self.seconds(value, for: argument, positive: true)
-            case "--stall-timeout": parsed.options.stallTimeout = try Self.seconds(value, for: argument, positive: true)
-            case "--remote-cache": parsed.options.remoteCache = try Self.remoteCache(value, from: argument)
-            case "--remote-cache-header": parsed.options.remoteCacheHeaders.append(try Self.remoteCacheHeader(value))
-            case "--remote-cache-timeout":
-                parsed.options.remoteCacheTimeout = try Self.seconds(value, for: argument, positive: true)
-            case "--lock-timeout": parsed.options.lockTimeout = try Self.seconds(value, for: argument)
-            case "--max-filesize": parsed.options.maximumFileSize = try Self.size(value, for: argument)
-            case "-H", "--header":
-                parsed.options.headers +=
-                    try value.hasPrefix("@") ? Self.headers(fromFile: value) : [Self.header(value)]
-            case "-u", "--user": parsed.options.credentials = try Self.credentials(value)
-            case "--netrc": parsed.options.netrcFile = Self.homeNetrc
-            case "--netrc-file": parsed.options.netrcFile = try Self.readableFile(value, for: argument)
-            case "--cacert": parsed.options.caFile = try Self.certificateFile(value, for: argument)
-            case "--cert": parsed.options.clientCertificateFile = try Self.unencryptedPEM(value, for: argument)
-            case "--key": parsed.options.clientKeyFile = try Self.unencryptedPEM(value, for: argument)
-            case "--proxy": parsed.options.proxy = try Self.proxy(value)
-            case "--noproxy": parsed.options.noProxy = try Self.hostList(value, for: argument)
-            case "--max-time": parsed.options.maximumTime = try Self.seconds(value, for: argument, positive: true)
-            case "--limit-rate": parsed.options.maximumReceiveRate = try Self.size(value, for: argument)
-            case "--allow-insecure-redirect": parsed.options.allowInsecureRedirect = true
-            case "-P", "--directory-prefix":
-                guard !value.isEmpty else { throw PinFetchError(.usage, "\(argument) needs a directory") }
-                parsed.directory = value
-            case "-i", "--input-file": parsed.inputFile = value
-            case "--base-url": parsed.baseURLs.append(value)
-            case "--checksum-file":
-                if let sawPin { throw PinFetchError(.usage, "--checksum-file given with \(sawPin): give one checksum") }
-                sawPin = argument
-                parsed.checksumFile = value
-            case "--hashed-mirror": parsed.hashedMirrors.append(try HashedMirror(value))
-            case "--signature":
-                guard parsed.signature == nil else { throw PinFetchError(.usage, "--signature given twice: give one") }
-                parsed.signature = value
-            case "--trusted-key": parsed.trustedKeys.append(value)
-            case "-j", "--jobs":
-                guard let count = Int(value), (1...64).contains(count) else {
-                    throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 64, not '\(value)'")
-                }
-                parsed.jobs = count
-            case "--max-connections-per-host":
-                guard let count = Int(value), (1...64).contains(count) else {
-                    throw PinFetchError(.usage, "\(argument) takes a whole number from 1 to 64, not '\(value)'")
-                }
-                parsed.options.maximumConnectionsPerHost = count
-            case "--segments":
-                if value == "auto" {
-                    (parsed.options.segments, parsed.options.segmentsAutomatic) = (8, true)
-                    break
-                }
-                guard let count = Int(value), (1...16).contains(count) else {
-                    throw PinFetchError(
-                        .usage,
-                        "\(argument) takes 'auto' or a whole number from 1 to 16, not '\(value)'"
-                    )
-                }
-                (parsed.options.segments, parsed.options.segmentsAutomatic) = (count, false)
-            case "--segment-size":
-                let size = try Self.size(value, for: argument)
-                guard (64 << 10...1 << 30).contains(size) else {
-                    throw PinFetchError(.usage, "\(argument) takes a size from 64K to 1G, not '\(value)'")
-                }
-                parsed.options.segmentPieceSize = size
-            case "--fail-fast": parsed.failFast = true
-            case "--remote-cache-upload": parsed.options.remoteCacheUpload = true
-            case "--shard" where value == "auto": parsed.shardAutomatic = true
-            case "--shard": parsed.shard = try parseShard(value)
-            case "--shard-count":
-                guard let count = Int(value), count >= 1 else {
-                    throw PinFetchError(.usage, "--shard-count takes a whole number of at least 1, not '\(value)'")
-                }
-                parsed.shardCount = count
-            case "--content-disposition": parsed.contentDisposition = true
-            case "--cache-dir":
-                guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
-                parsed.cacheDirectory = value
-            case "--no-cache": parsed.noCache = true
-            case "--no-remote-cache": parsed.noRemoteCache = true
-            case "-R", "--remote-time": parsed.remoteTime = true
-            case "--no-remote-time": parsed.remoteTime = false
-            default: throw PinFetchError(.usage, "unknown option \(argument) (see --help)")
-            }
+        do throws(ArgumentError) {
+            return try Self.parsing(arguments, environment: environment)
+        } catch {
+            throw error.usageError
         }
+    }
+
+    /// ``parse(_:environment:)``, its errors as values: the options in order (``scan(_:)``),
+    /// then the checks across them and what the environment adds, in a fixed order.
+    static func parsing(_ arguments: [String], environment: [String: String]) throws(ArgumentError) -> Arguments {
+        let scanned = try Self.scan(arguments)
+        var parsed = scanned.parsed
         guard parsed.action == .fetch else { return parsed }
-        // `--checksum-file SUMS --base-url URL/` without a URL means what `-i SUMS --base-url URL/`
-        // does: every entry (people write it both ways).
-        if parsed.inputFile == nil, urls.isEmpty, !parsed.baseURLs.isEmpty, let sums = parsed.checksumFile {
-            parsed.inputFile = sums
-            parsed.checksumFile = nil
-            sawPin = nil  // it was this file
-        }
-        if !parsed.baseURLs.isEmpty {
-            if parsed.inputFile == nil {
-                throw PinFetchError(
-                    .usage,
-                    "--base-url goes with -i FILE (or --checksum-file FILE without a URL): every entry of FILE is fetched"
-                )
-            }
-            // Each entry of the checksum file has its own pin: another one would be ignored.
-            if parsed.checksumFile != nil {
-                throw PinFetchError(
-                    .usage,
-                    "--checksum-file with -i FILE --base-url: FILE is the checksum file already"
-                )
-            }
-            if let sawPin { throw PinFetchError(.usage, "\(sawPin) with --base-url: each entry has its own pin") }
-        }
+        parsed.takeChecksumFileAsInput(urls: scanned.urls)
+        try parsed.checkBaseURLs()
         try parsed.checkSignatureOptions()
-        if parsed.noRemoteCache {
-            parsed.options.remoteCache = nil  // a fleet-wide PINFETCH_REMOTE_CACHE is not read either
-        } else if parsed.options.remoteCache == nil, let url = environment["PINFETCH_REMOTE_CACHE"], !url.isEmpty {
-            parsed.options.remoteCache = try Self.remoteCache(url, from: "PINFETCH_REMOTE_CACHE")
-        }
+        try parsed.resolveRemoteCache(environment: environment)
         try parsed.resolveAutomaticShard(environment: environment)
-        if parsed.inputFile != nil {
-            guard urls.isEmpty else {
-                throw PinFetchError(.usage, "give URLs on the command line or with -i, not both")
-            }
-            guard parsed.output == nil else { throw PinFetchError(.usage, "-o names one file; with -i use -P DIR") }
-        } else {
-            guard !urls.isEmpty else { throw PinFetchError(.usage, "no URL given (see --help)") }
-            if parsed.shard != nil { throw PinFetchError(.usage, "--shard goes with -i") }
-        }
-        if parsed.output != nil, parsed.contentDisposition {
-            throw PinFetchError(.usage, "-o and --content-disposition both name the file: give one")
-        }
-        if parsed.options.clientKeyFile != nil, parsed.options.clientCertificateFile == nil {
-            throw PinFetchError(.usage, "--key goes with --cert")
-        }
-        if parsed.verbose, parsed.quiet { throw PinFetchError(.usage, "-v and -q: give one") }
+        try parsed.checkInputs(urls: scanned.urls)
+        try parsed.checkExclusiveOptions()
         parsed.options.remoteTime = parsed.remoteTime ?? (!parsed.baseURLs.isEmpty)
         parsed.trustAnchorsFromEnvironment()
         try parsed.checkEnvironmentProxies()
-        parsed.urls = urls
-        if !parsed.noCache {
-            if parsed.cacheDirectory == nil { parsed.cacheDirectory = try Self.checkedEnvironmentCacheDirectory() }
-            parsed.options.cacheDirectory = parsed.cacheDirectory
-        }
+        parsed.urls = scanned.urls
+        try parsed.resolveCacheDirectory()
         return parsed
     }
 }

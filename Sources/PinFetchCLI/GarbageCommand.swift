@@ -92,7 +92,11 @@ enum GarbageCommand {
                 guard !value.isEmpty else { throw PinFetchError(.usage, "--cache-dir needs a directory") }
                 request.cacheDirectory = value
             default:
-                request.maximumCacheBytes = value == "0" ? 0 : try Arguments.size(value, for: name)
+                do throws(ArgumentError) {
+                    request.maximumCacheBytes = value == "0" ? 0 : try Arguments.size(value, for: name)
+                } catch {
+                    throw error.usageError
+                }
             }
         }
         return request

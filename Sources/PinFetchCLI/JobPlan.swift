@@ -331,7 +331,7 @@ enum JobPlan {
         let limit = min(options.maximumFileSize ?? .max, 16 << 20)
         options.maximumFileSize = limit  // stops while it streams
         let result = await Fetcher(options: options).run(source, to: path)
-        if let error = result.error, error.message.hasSuffix("larger than --max-filesize (\(limit) bytes)") {
+        if let error = result.error, error.reason == .largerThanMaximumFileSize(maximum: limit) {
             let what = role == "signature" ? "a signature" : "a checksum file or manifest"
             throw PinFetchError(.usage, "\(source) is larger than \(limit) bytes: not \(what)")
         }

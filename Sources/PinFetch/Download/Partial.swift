@@ -226,11 +226,15 @@ final class Partial {
 
     /// The failure for a file of `bytes` bytes when `--max-filesize` is smaller, else `nil`;
     /// from then on a failure removes the partial (a later run would be refused all the same).
-    /// `label` names the mirror.
+    /// `label` names the mirror; the error's ``PinFetchError/reason`` says it is this refusal.
     func sizeRefusal(_ bytes: Int64, label: String) -> PinFetchError? {
         guard let maximum = self.options.maximumFileSize, bytes > maximum else { return nil }
         self.oversized = true
-        return PinFetchError(.protocolViolation, "\(label): the file is larger than --max-filesize (\(maximum) bytes)")
+        return PinFetchError(
+            .protocolViolation,
+            "\(label): the file is larger than --max-filesize (\(maximum) bytes)",
+            reason: .largerThanMaximumFileSize(maximum: maximum)
+        )
     }
 
     /// Takes in what a segmented phase left: the hashed prefix, the spans kept past it, the

@@ -61,10 +61,13 @@ struct MaximumFileSizeTests {
         }
     }
 
-    @Test func `a remote checksum file over 16 MiB is exit 2, read no further than that`() async throws {
+    /// Announced (refused at the head) or not (refused while the body streams), the refusal is
+    /// recognised as one, not as any failed fetch.
+    @Test(arguments: [true, false])
+    func `a remote checksum file over 16 MiB is exit 2, read no further than that`(chunked: Bool) async throws {
         let huge = [UInt8](repeating: 0x61, count: (16 << 20) + 4096)
         try await withTestHTTPServer(serving: TestResource(body: huge)) { server in
-            server.faults = TestFaults(omitContentLength: true)
+            server.faults = TestFaults(omitContentLength: chunked)
             try await withTemporaryDirectory { directory in
                 let run = await runCLI(
                     Self.quiet + [
@@ -72,7 +75,10 @@ struct MaximumFileSizeTests {
                     ]
                 )
                 #expect(run.status == 2)
-                #expect(run.standardError.contains("is larger than 16777216 bytes"), "\(run.standardError)")
+                #expect(
+                    run.standardError.contains("is larger than 16777216 bytes: not a checksum file or manifest"),
+                    "\(run.standardError)"
+                )
                 #expect(listing(directory).isEmpty)
             }
         }
