@@ -21,10 +21,7 @@ extension Arguments {
                 continue
             }
             let (spelling, inlineValue) = Self.split(argument)
-            guard let option = OptionTable.option(spelled: spelling) else {
-                // `--name=value` with a name not in the table is refused as a flag given a value.
-                throw inlineValue == nil ? .unknownOption(spelling) : .takesNoValue(option: spelling)
-            }
+            guard let option = OptionTable.option(spelled: spelling) else { throw .unknownOption(spelling) }
             var value = ""
             if !option.takesValue {
                 guard inlineValue == nil else { throw .takesNoValue(option: spelling) }

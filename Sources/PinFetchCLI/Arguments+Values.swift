@@ -38,7 +38,7 @@ extension Arguments {
         return value
     }
 
-    /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in (DESIGN.md), so a CI
+    /// `PINFETCH_CACHE_DIR`, when set and not empty: the cache is opt-in, so a CI
     /// job or a mirroring script never finds its downloads duplicated without asking.
     static var environmentCacheDirectory: String? {
         guard let directory = ProcessInfo.processInfo.environment["PINFETCH_CACHE_DIR"], !directory.isEmpty

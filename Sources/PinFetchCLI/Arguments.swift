@@ -1,7 +1,7 @@
 import FoundationEssentials
 public import PinFetch
 
-/// The parsed command line (DESIGN.md, "Command line").
+/// The parsed command line (the command-line article).
 public struct Arguments: Sendable {
     /// What the invocation asks for.
     public enum Action: Sendable, Equatable { case fetch, help, version }
@@ -20,7 +20,7 @@ public struct Arguments: Sendable {
     public var baseURLs: [String] = []
     /// `--checksum-file`: a SHA256SUMS-style file (path or URL); the entry is chosen by file name.
     public var checksumFile: String?
-    /// `--signature`: the checksum file's detached signature (path or URL; issue 15).
+    /// `--signature`: the checksum file's detached signature (path or URL).
     public var signature: String?
     /// `--trusted-key` (repeatable): key files the checksum file's signature must be by.
     public var trustedKeys: [String] = []

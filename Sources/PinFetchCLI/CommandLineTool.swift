@@ -5,7 +5,7 @@ import PinFetch
 import Synchronization
 
 /// The `pinfetch` command: parses arguments, runs the fetch, prints `--json` and errors, and
-/// turns the outcome into an exit status (DESIGN.md). Output goes through injected writers so
+/// turns the outcome into an exit status (the command-line article, "Exit status"). Output goes through injected writers so
 /// tests can read it.
 public enum CommandLineTool {
     /// The `--help` text, made from ``OptionTable`` (``HelpText``).

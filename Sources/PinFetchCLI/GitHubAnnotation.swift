@@ -2,7 +2,7 @@ import FoundationEssentials
 @preconcurrency import Glibc
 
 /// GitHub Actions workflow commands (`::error title=…::message`), so a failed file shows as an
-/// annotation on the run's summary page, not only deep in its log (issue 11, point 8).
+/// annotation on the run's summary page, not only deep in its log.
 enum GitHubAnnotation {
     /// `::error title=pinfetch: PATH::MESSAGE`, escaped as the runner expects: `%`, CR and LF in
     /// the message; also `:` and `,` in the title.

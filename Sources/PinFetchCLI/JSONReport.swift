@@ -2,7 +2,7 @@ import FoundationEssentials
 @preconcurrency import Glibc
 import PinFetch
 
-/// The `--json` line for one file (DESIGN.md, "`--json` result"), keys in snake_case; the
+/// The `--json` line for one file (the command-line article, "JSON result"), keys in snake_case; the
 /// digest's key is its algorithm (`sha256` or `sha512`).
 struct JSONReport: Encodable {
     let result: FetchResult

@@ -3,7 +3,7 @@ import FoundationEssentials
 import PinFetch
 
 /// Turns the command line into the files to fetch: one file from the URLs given (mirrors of
-/// it), or many from `-i` (DESIGN.md, "Many files").
+/// it), or many from `-i` (the Architecture article, "Many files").
 enum JobPlan {
     /// What planning reports as it goes, for `--json` (every file gets its line): the fetch of
     /// an input file given by URL that failed (`role` is `checksum-file` or `manifest`), and the
@@ -180,7 +180,7 @@ enum JobPlan {
         return try TrustedKeys(files: files)
     }
 
-    /// The checksum file's bytes to use, once its signature is checked (issue 15): with
+    /// The checksum file's bytes to use, once its signature is checked: with
     /// `keys` (`--trusted-key`), what a trusted key signed (the file, or a clear-signed file's
     /// signed text); without, the file as it is, with a note when it carries a signature
     /// nobody checks.

@@ -1,6 +1,6 @@
 import PinFetch
 
-/// The outputs of one batch, checked before anything is created (DESIGN.md, "Many files"): no
+/// The outputs of one batch, checked before anything is created (the Architecture article, "Many files"): no
 /// two lines write one file, no output is another's sidecar (`x.part`, `x.part.state`, …),
 /// and no output or sidecar is a directory another output needs (`a` and `a/b`, `x` and
 /// `x.part/y`). Paths are compared after ``JobPlan/canonical(_:)``, by their bytes: NFC and

@@ -1,6 +1,6 @@
 import PinFetch
 
-/// Text made safe to print on one terminal line (issue 10, point 7): whatever a file name, a
+/// Text made safe to print on one terminal line: whatever a file name, a
 /// URL or a server put in a message cannot start a line of its own, move the cursor, clear the
 /// screen, or show itself other than it is.
 enum Printable {

@@ -3,7 +3,7 @@ import FoundationEssentials
 import PinFetch
 import Synchronization
 
-/// Progress on stderr (issue 12, point 5). On a terminal that redraws, a bar per active
+/// Progress on stderr. On a terminal that redraws, a bar per active
 /// download (bytes, rate, ETA) redrawn in place and cut to the terminal's width, with result,
 /// error and retry lines printed above the bars so no redraw ever erases one; otherwise (CI
 /// logs, `TERM=dumb`) a line every 5 seconds at most. Thread-safe: downloads report from their

@@ -7,7 +7,7 @@ import Synchronization
 /// ``holdStopSignals()`` blocks them first thing in `main`, before any thread exists, so every
 /// thread inherits the block; ``install(_:)`` then takes them with `sigtimedwait` on a thread of
 /// its own. A signal that comes before the install waits, pending, and cancels the run as soon
-/// as it is installed: none is lost in between (outsider finding L10: a `SIGINT` in the first
+/// as it is installed: none is lost in between (a `SIGINT` in the first
 /// ~10 ms let the whole download run to exit 0). A signal the parent set to be ignored
 /// (`nohup` ignores SIGHUP) stays ignored, as the convention asks.
 public final class SignalCancellation: Sendable {

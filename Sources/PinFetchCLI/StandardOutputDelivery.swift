@@ -2,7 +2,7 @@ import FoundationEssentials
 @preconcurrency import Glibc
 import PinFetch
 
-/// `-o -` (issue 11, point 6): the body goes to a partial in a private temporary directory, and
+/// `-o -`: the body goes to a partial in a private temporary directory, and
 /// only once the pin matched are the verified bytes copied to standard output, so a pipe never
 /// sees an unverified byte. A mismatch writes nothing. A reader that closes the pipe early
 /// (`| head -c 10`) ends the run with exit 3. The directory is removed in every case: a

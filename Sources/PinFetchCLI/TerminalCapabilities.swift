@@ -1,6 +1,6 @@
 @preconcurrency import Glibc
 
-/// What standard error can show (issue 12, point 5): bars redrawn in place only on a terminal
+/// What standard error can show: bars redrawn in place only on a terminal
 /// that moves its cursor (not `TERM=dumb`, not an unset `TERM`), colour only there and without
 /// `NO_COLOR` (no-color.org), and every bar cut to the current width.
 public struct TerminalCapabilities: Sendable {

@@ -105,7 +105,7 @@ package enum PartialCollector {
         var lock = stat()
         let lockFound = lstat(sidecars.lock, &lock) == 0
         if lockFound, (lock.st_mode & S_IFMT) != S_IFREG { return [] }
-        // A lock made recently is a run that is starting (found by an outsider): leave it all.
+        // A lock made recently is a run that is starting: leave it all.
         if lockFound, now.timeIntervalSince1970 - Self.modified(lock) < age { return [] }
         // Old enough before the lock is taken (a recent one, or its lock, is not touched at all),
         // and again once it is held: a download that ran meanwhile has touched its files. A

@@ -158,11 +158,11 @@ struct OptionTableTests {
         )
     }
 
-    @Test func `an unknown long option with a value is refused as a flag given one`() {
+    @Test func `an unknown long option with a value is an unknown option, not a flag given a value`() {
         Self.expect(
             [Self.url, "--bogus=1"],
-            throws: .takesNoValue(option: "--bogus"),
-            saying: "--bogus takes no value"
+            throws: .unknownOption("--bogus"),
+            saying: "unknown option --bogus (see --help)"
         )
     }
 }
