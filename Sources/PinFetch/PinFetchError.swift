@@ -75,7 +75,7 @@ public struct PinFetchError: Error, Hashable, Sendable, CustomStringConvertible 
         self.reason = reason
     }
 
-    /// Errors are equal when their code, message and underlying number are: ``reason`` only
+    /// Errors are equal when their code, message and underlying number are: `reason` only
     /// tells this package's callers what the message says.
     public static func == (lhs: PinFetchError, rhs: PinFetchError) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.underlying == rhs.underlying
