@@ -41,50 +41,6 @@ struct OutsiderFindings11Tests {
         #expect(!Redaction.malformedURL("http://alice:SECRETpw/x@127.0.0.1:9/a").contains("SECRET"))
     }
 
-    @Test func `--max-time holds while keeping to --limit-rate`() async throws {
-        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    Self.quiet + ["--max-time", "1", "--limit-rate", "20K", "-o", "\(directory)/o", server.url()]
-                )
-                #expect(run.elapsed < 30)  // 1 MiB at 20 KiB/s is 51 s
-                #expect(run.status == 4, "\(run.standardError)")
-                #expect(run.standardError.contains("--max-time"))
-            }
-        }
-    }
-
-    @Test func `--max-time holds while waiting for another process's lock`() async throws {
-        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                let output = "\(directory)/o"
-                let held = try DestinationLock(path: output + ".part.lock", timeout: 0)
-                defer { held.release() }
-                let run = await runCLI(Self.quiet + ["--max-time", "1", "-o", output, server.url()])
-                // The lock is held for good: without --max-time it would wait forever.
-                #expect(run.elapsed < 30)
-                #expect(run.status == 4, "\(run.standardError)")
-            }
-        }
-    }
-
-    @Test func `--max-time holds while a large destination is checked against the pin`() async throws {
-        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                let output = "\(directory)/o"
-                #expect(truncate(output, 0) != 0 || true)
-                _ = FileManager.default.createFile(atPath: output, contents: nil)
-                #expect(truncate(output, 64 << 30) == 0)  // sparse: hashing it all takes most of a minute
-                let run = await runCLI(
-                    Self.quiet + ["--max-time", "0.5", "--sha256", Fixtures.sha256A, "-o", output, server.url()]
-                )
-                #expect(run.elapsed < 30)  // hashing 64 GiB takes most of a minute
-                #expect(run.status == 4, "\(run.standardError)")
-                #expect(run.standardError.contains("--max-time"))
-            }
-        }
-    }
-
     @Test func `an encrypted client key is bad input: pinfetch never prompts for a passphrase`() async throws {
         try await withTemporaryDirectory { directory in
             let key = "\(directory)/key.pem"

@@ -4,30 +4,6 @@ import Testing
 
 /// What an outsider found in the batch engine of issue 13, each kept as the input that broke it.
 extension ProcessTests {
-    /// A manifest of `count` files named `f0…` of `size` bytes each, served by `nginx` at `url(name)`.
-    private static func serveFiles(
-        _ nginx: Nginx,
-        count: Int,
-        size: Int,
-        in work: String,
-        url: (String) -> String,
-        mirrors: (String) -> [String] = { _ in [] }
-    ) throws -> [String: [UInt8]] {
-        var files: [String: [UInt8]] = [:]
-        var lines: [String] = []
-        for index in 0..<count {
-            let name = "f\(index)"
-            let bytes = Self.pseudoRandomContent(size, seed: UInt64(100 + index))
-            try nginx.serve(bytes, as: name)
-            files[name] = bytes
-            lines.append(
-                (mirrors(name) + [url(name), "sha256:\(Fixtures.sha256(bytes))", name]).joined(separator: " ")
-            )
-        }
-        try (lines.joined(separator: "\n") + "\n").write(toFile: work + "/list", atomically: true, encoding: .utf8)
-        return files
-    }
-
     @Test func `healthy keep-alive answers are never cut by the check for bytes left on a connection`() async throws {
         // The check shut down a connection when the previous transfer ended, by which time libcurl
         // had handed it to the next request: that answer was cut (exit 4, or a cut unpinned file).
@@ -153,30 +129,6 @@ extension ProcessTests {
                 #expect(run.status == 0, EndToEndTests.explain(run, nginx))
                 for (name, bytes) in files { #expect(HostileAnswerTests.holds(out + "/" + name, bytes), "\(name)") }
                 #expect(seconds >= 1, "2 MiB at 1 MiB/s over one connection took \(seconds) s")
-            }
-        }
-    }
-
-    @Test func `--max-time ends files waiting for a connection on time, and says so`() async throws {
-        try await withNginx { nginx in
-            try await withTemporaryDirectory { work in
-                // Six files of 2 s each over one connection (600 KiB at /slow/: nginx sends the first
-                // second's 200 KiB at once, then 200 KiB/s), 2.5 s allowed each.
-                _ = try Self.serveFiles(nginx, count: 6, size: 600 << 10, in: work) { nginx.slowURL($0) }
-                let out = try EndToEndTests.makeDirectory(work + "/out")
-                let run = try await self.pinfetch(
-                    ["-j", "6", "--max-connections-per-host", "1", "--max-time", "2.5", "--retries", "0"]
-                        + ["-i", work + "/list", "-P", out],
-                    logs: work + "/run"
-                )
-                #expect(run.status == 4, EndToEndTests.explain(run, nginx))
-                let failures = run.lines.filter { $0["status"] as? String == "failed" }
-                let messages = failures.compactMap { ($0["error"] as? [String: Any])?["message"] as? String }
-                #expect(!messages.isEmpty && messages.allSatisfy { $0.contains("--max-time") }, "\(messages)")
-                #expect(!messages.contains { $0.contains("resolve") || $0.contains("after 0 m") }, "\(messages)")
-                #expect(messages.contains { $0.contains("waiting for a connection") }, "\(messages)")
-                let elapsed = run.lines.compactMap { $0["elapsed_s"] as? Double }
-                #expect(elapsed.allSatisfy { $0 < 2.9 }, "\(elapsed)")
             }
         }
     }

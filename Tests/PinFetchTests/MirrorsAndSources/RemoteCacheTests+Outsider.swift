@@ -42,23 +42,6 @@ extension RemoteCacheTests {
         }
     }
 
-    @Test func `a silent cache takes at most half of --max-time: the origin still has time`() async throws {
-        var faults = TestFaults()
-        faults.stallAfterBodyBytes = 0  // the head, then silence
-        try await Self.withHostileCache(faults) { cache, origin in
-            try await withTemporaryDirectory { directory in
-                let run = await Self.fetch(
-                    cache.baseURL,
-                    origin,
-                    to: directory + "/t",
-                    extra: ["--remote-cache-timeout", "60", "--max-time", "4"]
-                )
-                #expect(run.status == 0, "\(run.standardError)")
-                #expect(contents(directory + "/t") == Self.body)
-            }
-        }
-    }
-
     @Test func `a dead cache is asked once per run, not once per file`() async throws {
         var faults = TestFaults()
         faults.stallAfterBodyBytes = 0

@@ -144,32 +144,6 @@ struct SegmentOutsiderTests {
         }
     }
 
-    @Test func `--max-time ends a wait for Retry-After on a refused piece`() async throws {
-        let body = pseudoRandomBytes(3 << 20, seed: 156)
-        try await withTestHTTPServer(serving: TestResource(body: body, etag: "\"v\"")) { server in
-            var faults = TestFaults()
-            faults.bytesPerSecond = 2 << 20
-            faults.closeAfterBodyBytes = 600 << 10
-            server.faults = faults
-            server.handler = { request, _ in
-                guard request.header("Range") != nil else { return nil }
-                return TestResponse(status: 503, headers: [(name: "Retry-After", value: "60")])
-            }
-            try await withTemporaryDirectory { directory in
-                var options = SegmentedDownloadTests.options(segments: 4, pieceSize: 256 << 10)
-                options.maximumTime = 3
-                let result = await Fetcher(options: options).run(
-                    server.url(),
-                    to: directory + "/f",
-                    verifying: try Pin(sha256Hex: Fixtures.sha256(body))
-                )
-                #expect(result.error?.code == .network, "\(String(describing: result.error))")
-                #expect(result.elapsedSeconds < 20)  // far below the 60 s the server asked for
-                #expect(FileManager.default.fileExists(atPath: directory + "/f.part"))
-            }
-        }
-    }
-
     @Test func `pieces whose bytes differ by connection: the pinned file comes over one stream`() async throws {
         let body = pseudoRandomBytes(2 << 20, seed: 157)
         var lie = body
