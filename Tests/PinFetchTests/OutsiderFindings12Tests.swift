@@ -284,25 +284,4 @@ struct OutsiderFindings12Tests {
             }
         }
     }
-
-    /// An older finding: a malformed proxy in the environment was a network failure (exit 4),
-    /// retried with back-off; `--proxy` with the same value was bad input.
-    @Test(arguments: [("http_proxy", "http://[bad"), ("https_proxy", "ftp://user:SECRETPW@h:1"), ("all_proxy", "h:0")])
-    func `a malformed proxy in the environment is bad input, shown without its password`(
-        name: String,
-        value: String
-    ) async throws {
-        try await withTemporaryDirectory { directory in
-            let child = try ChildProcess(
-                try EndToEndTests.pinfetchExecutable(),
-                Self.quiet + ["-o", "\(directory)/o", "http://127.0.0.1:9/x"],
-                logs: "\(directory)/log",
-                environment: [name: value]
-            )
-            let ended = try await child.wait(timeout: .seconds(30))
-            #expect(ended == .exited(2), "\(child.transcript)")
-            #expect(child.transcript.contains("$\(name)") && !child.transcript.contains("SECRETPW"))
-            #expect(listing(directory).filter { $0.hasPrefix("o") }.isEmpty)
-        }
-    }
 }
