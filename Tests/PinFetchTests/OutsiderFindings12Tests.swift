@@ -10,54 +10,6 @@ struct OutsiderFindings12Tests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
     static let modified = "Sun, 06 Nov 1994 08:49:37 GMT"
 
-    /// H1: `?key=A` and `?key=B` are both shown (and were stored) as `?key=***`; with the same
-    /// `Last-Modified`, B's tail was appended to A's partial and the run ended with exit 0.
-    @Test func `a partial from one signed URL is not resumed from another that only differs in its secret`()
-        async throws
-    {
-        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, lastModified: Self.modified)) { server in
-            try await withTemporaryDirectory { directory in
-                let output = "\(directory)/o"
-                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                let first = await runCLI(Self.quiet + ["-o", output, server.url("/get?key=SECRETKEYA")])
-                #expect(first.status == 4, "\(first.standardError)")
-                let state = try #require(FileManager.default.contents(atPath: output + ".part.state"))
-                #expect(!String(decoding: state, as: UTF8.self).contains("SECRETKEYA"))
-                server.resource = TestResource(body: Fixtures.b, lastModified: Self.modified)
-                let second = await runCLI(Self.quiet + ["-o", output, server.url("/get?key=SECRETKEYB")])
-                #expect(second.status == 0, "\(second.standardError)")
-                #expect(server.getRequests.last?.header("Range") == nil)
-                #expect(Self.holds(output, Fixtures.b))
-            }
-        }
-    }
-
-    /// The other side of H1 (second outsider pass, findings 2 and 5): a re-signed URL keeps no
-    /// secret-derived value in `.part.state` and resumes only with a pin, which then decides.
-    @Test func `a re-signed URL resumes with a pin, and its sidecar holds nothing derived from the signature`()
-        async throws
-    {
-        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                let output = "\(directory)/o"
-                let pin = ["--sha256", Fixtures.sha256A]
-                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                let first = await runCLI(Self.quiet + pin + ["-o", output, server.url("/f?X-Amz-Signature=SIGONE")])
-                #expect(first.status == 4, "\(first.standardError)")
-                let state = String(
-                    decoding: try #require(FileManager.default.contents(atPath: output + ".part.state")),
-                    as: UTF8.self
-                )
-                #expect(!state.contains("SIGONE") && !state.contains("urlDigest"))
-                let second = await runCLI(Self.quiet + pin + ["-o", output, server.url("/f?X-Amz-Signature=SIGTWO")])
-                #expect(second.status == 0, "\(second.standardError)")
-                #expect(second.int("resumed_from") == 400_000)
-                #expect(server.getRequests.last?.header("Range") == "bytes=400000-")
-                #expect(Self.holds(output, Fixtures.a))
-            }
-        }
-    }
-
     /// H3: `café` in NFC and in NFD are two files to the file system (and two entries of a
     /// SHA256SUMS), but one to Swift's `String ==`: they were merged into one entry.
     @Test func `names that differ only in Unicode normalization are two files`() async throws {

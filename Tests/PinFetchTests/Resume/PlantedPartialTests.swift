@@ -246,4 +246,53 @@ struct PlantedPartialTests {
             }
         }
     }
+
+    /// Planted file: the user's own x.part.cache and x.part.state.tmp beside the destination x.
+    @Test func `files named like a placement or an old checkpoint temporary are not pinfetch's to remove`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                for name in ["x.part.cache", "x.part.state.tmp"] {
+                    try Data("mine".utf8).write(to: URL(filePath: "\(directory)/\(name)"))
+                }
+                let run = await runCLI(
+                    quietOnce + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/x", server.url()]
+                )
+                #expect(run.status == 0)
+                #expect(listing(directory) == ["x", "x.part.cache", "x.part.state.tmp"])
+            }
+        }
+    }
+
+    /// Planted file: a FIFO in place of the checkpoint while the download runs.
+    @Test func `a FIFO planted at the checkpoint during the download fails it, and is left alone`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 1_000_000)
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/x"
+                var options = FetchOptions()
+                options.retries = 0
+                options.lightCheckpointPeriod = 0.05
+                let fetch = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !FileSystem.exists(output + ".part"), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                unlink(output + ".part.state")
+                #expect(mkfifo(output + ".part.state", 0o644) == 0)
+                let result = await fetch.value
+                // Planted before the first checkpoint, the FIFO fails the download (exit 3); after
+                // it, checkpoints go on to the open, unlinked file and the download ends well.
+                if let error = result.error {
+                    #expect(error.code == .fileIO, "\(error)")
+                    #expect(!FileSystem.exists(output))
+                } else {
+                    #expect(contents(output) == Fixtures.a)
+                }
+                var info = stat()
+                #expect(lstat(output + ".part.state", &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+            }
+        }
+    }
 }
