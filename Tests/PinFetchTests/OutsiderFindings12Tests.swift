@@ -109,36 +109,6 @@ struct OutsiderFindings12Tests {
         }
     }
 
-    /// L11: a `TMPDIR` that did not exist was created (with its parents); one that was a file
-    /// failed an input URL with no `input` line. Both are passed over for `/tmp`, as glibc does.
-    @Test(arguments: ["missing/deeper", "file"])
-    func `a TMPDIR that is no directory is passed over, never created`(tmpdir: String) async throws {
-        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
-            server.handler = { request, _ in
-                request.target == "/list"
-                    ? TestResponse(status: 200, body: Array("\(server.url("/f")) f\n".utf8))
-                    : TestResponse(status: 200, body: Array("file".utf8))
-            }
-            try await withTemporaryDirectory { directory in
-                _ = FileManager.default.createFile(atPath: "\(directory)/file", contents: Data("x".utf8))
-                for arguments in [
-                    ["-i", server.url("/list"), "-P", "\(directory)/out"], ["-o", "-", server.url("/f")],
-                ] {
-                    let child = try ChildProcess(
-                        try EndToEndTests.pinfetchExecutable(),
-                        Self.quiet + arguments,
-                        logs: "\(directory)/log",
-                        environment: ["TMPDIR": "\(directory)/\(tmpdir)"]
-                    )
-                    let ended = try await child.wait(timeout: .seconds(30))
-                    #expect(ended == .exited(0), "\(child.transcript)")
-                }
-                #expect(contents("\(directory)/out/f") == Array("file".utf8))
-                #expect(!FileManager.default.fileExists(atPath: "\(directory)/missing"))
-            }
-        }
-    }
-
     /// L7: a 241–255-byte name was accepted, then its `.part.lock` passed NAME_MAX (exit 3).
     /// Now the name is refused before anything is created; 240 bytes still work.
     @Test func `a file name too long for its sidecars is bad input, one that fits works`() async throws {

@@ -8,23 +8,6 @@ import Testing
 struct OutsiderFindingsTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
 
-    @Test func `a symbolic link at the destination holding the pinned bytes is replaced, not kept`() async throws {
-        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                let target = "\(directory)/elsewhere"
-                try Data(Fixtures.a).write(to: URL(filePath: target))
-                try FileManager.default.createSymbolicLink(atPath: "\(directory)/out", withDestinationPath: target)
-                let run = await runCLI(
-                    Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out", server.url()]
-                )
-                #expect(run.status == 0)
-                #expect(run.string("status") == "downloaded")
-                #expect(CacheTests.status("\(directory)/out").map { $0.st_mode & S_IFMT } == S_IFREG)
-                #expect(contents("\(directory)/out") == Fixtures.a)
-            }
-        }
-    }
-
     @Test(
         .enabled(if: geteuid() == 0, "needs root to act as the user nobody"),
         arguments: [".part", ".part.state", ".part.lock", ".part.cache"]

@@ -113,4 +113,38 @@ struct JSONLinesTests {
             }
         }
     }
+
+    /// User environment: TMPDIR=/proc, where no temporary file can be made; an input file cut short.
+    @Test func `every failure has its json line, and an input file's names no removed partial`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            server.handler = { request, _ in
+                request.target == "/cut"
+                    ? TestResponse(status: 200, headers: [("Content-Length", "100")], body: Array("abc".utf8))
+                    : TestResponse(status: 200, body: Array("file".utf8))
+            }
+            try await withTemporaryDirectory { directory in
+                for arguments in [
+                    ["-o", "-", server.url("/f")], ["-i", server.url("/list"), "--base-url", server.url("/")],
+                ] {
+                    let child = try ChildProcess(
+                        try EndToEndTests.pinfetchExecutable(),
+                        ["--json", "-q", "--retries", "0"] + arguments,
+                        logs: "\(directory)/log",
+                        environment: ["TMPDIR": "/proc"]
+                    )
+                    #expect(try await child.wait(timeout: .seconds(30)) == .exited(3), "\(child.transcript)")
+                    let lines = jsonLines(child.standardOutput + child.standardError)
+                    #expect(
+                        lines.count == 1 && (lines.first?["error"] as? [String: Any])?["kind"] as? String == "fileIO",
+                        "\(child.transcript)"
+                    )
+                    #expect(server.requests.isEmpty)
+                }
+                let cut = await runCLI(quietOnce + ["-i", server.url("/cut"), "-P", "\(directory)/o"])
+                #expect(cut.status == 4, "\(cut.standardError)")
+                #expect(cut.string("input") == "manifest")
+                #expect(cut.json["partial"] is NSNull, "\(cut.standardOutput)")
+            }
+        }
+    }
 }

@@ -138,6 +138,24 @@ extension DestinationTests {
             }
         }
     }
+
+    /// Planted file: a symbolic link at the destination to a file that holds the pinned bytes.
+    @Test func `a symbolic link at the destination holding the pinned bytes is replaced, not kept`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let target = "\(directory)/elsewhere"
+                try Data(Fixtures.a).write(to: URL(filePath: target))
+                try FileManager.default.createSymbolicLink(atPath: "\(directory)/out", withDestinationPath: target)
+                let run = await runCLI(
+                    quietOnce + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out", server.url()]
+                )
+                #expect(run.status == 0)
+                #expect(run.string("status") == "downloaded")
+                #expect(CacheTests.status("\(directory)/out").map { $0.st_mode & S_IFMT } == S_IFREG)
+                #expect(contents("\(directory)/out") == Fixtures.a)
+            }
+        }
+    }
 }
 
 /// Polls `condition` every 10 ms for up to `seconds`.
