@@ -302,4 +302,26 @@ struct ManifestFetchTests {
             }
         }
     }
+
+    /// User input: a manifest whose two outputs are one file, once through a symbolic link to its directory.
+    @Test func `one output reached through a symbolic link to its directory is written twice: exit 2`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                try FileManager.default.createDirectory(atPath: "\(directory)/real", withIntermediateDirectories: true)
+                try FileManager.default.createSymbolicLink(atPath: "\(directory)/link", withDestinationPath: "real")
+                try "\(server.url("/f1")) link/f\n\(server.url("/f2")) real/f\n".write(
+                    toFile: "\(directory)/manifest",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let run = await runCLI(Self.quiet + ["-P", directory, "-i", "\(directory)/manifest"])
+                #expect(run.status == 2)
+                #expect(run.standardError.contains("is written by line 1 too"), "\(run.standardError)")
+                #expect(server.requests.isEmpty)
+            }
+        }
+    }
 }
