@@ -322,4 +322,21 @@ struct HostileAnswerTests {
             }
         }
     }
+
+    /// Hostile server: a header section of one 200 kB or 2 MB line, or of 60,000 small ones.
+    @Test(arguments: [(200_000, 1), (2_000_000, 1), (6, 60_000)])
+    func `an answer with a huge header is a protocol error, exit 7`(size: Int, lines: Int) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            server.handler = { _, _ in
+                let headers = (0..<lines).map { _ in (name: "X-Big", value: String(repeating: "a", count: size)) }
+                return TestResponse(status: 200, headers: headers, body: Array("hi".utf8))
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(quietOnce + ["-o", "\(directory)/o", server.url()])
+                #expect(run.status == 7, "\(run.standardError)")
+                #expect(run.standardError.contains("header section is larger"))
+                #expect(listing(directory).isEmpty)
+            }
+        }
+    }
 }

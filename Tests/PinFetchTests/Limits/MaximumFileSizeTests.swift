@@ -77,4 +77,17 @@ struct MaximumFileSizeTests {
             }
         }
     }
+
+    /// User input: a --max-filesize smaller than a file the cache holds.
+    @Test func `--max-filesize holds for a cache entry too`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let pinned = quietOnce + ["--cache-dir", "\(directory)/c", "--sha256", Fixtures.sha256A]
+                #expect(await runCLI(pinned + ["-o", "\(directory)/x", server.url()]).status == 0)
+                let bounded = await runCLI(pinned + ["--max-filesize", "1000", "-o", "\(directory)/y", server.url()])
+                #expect(bounded.status == 7)
+                #expect(!FileSystem.exists("\(directory)/y"))
+            }
+        }
+    }
 }

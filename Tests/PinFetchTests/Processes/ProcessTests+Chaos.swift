@@ -194,4 +194,25 @@ extension ProcessTests {
             #expect(unchanged)
         }
     }
+
+    /// Signal: a SIGINT 0 to 25 ms after the start, before or while pinfetch sets up its watcher.
+    @Test func `a SIGINT in the first milliseconds is never lost`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                for step in 0..<100 {
+                    let child = try ChildProcess(
+                        try EndToEndTests.pinfetchExecutable(),
+                        EndToEndTests.quiet + ["--limit-rate", "50K", "-o", "\(directory)/o\(step)", server.url()],
+                        logs: "\(directory)/log\(step)"
+                    )
+                    defer { child.stop() }
+                    try await Task.sleep(for: .microseconds(step * 250))
+                    child.signal(SIGINT)
+                    let ended = try await child.wait(timeout: .seconds(10))  // 1 MiB at 50 KiB/s: 20 s
+                    let early = "after \(Double(step) / 4) ms: \(ended)"
+                    #expect(ended == .exited(130) || ended == .signalled(SIGINT), "\(early)")
+                }
+            }
+        }
+    }
 }

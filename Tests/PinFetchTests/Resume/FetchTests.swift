@@ -360,4 +360,16 @@ struct FetchTests {
             }
         }
     }
+
+    /// Dead host: a name that does not resolve, with one retry.
+    @Test func `a retry after a host that did not resolve repeats the network error, exit 4`() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = await runCLI(
+                quietOnce + ["--retries", "1", "-o", "\(directory)/o", "http://nonexist.invalid/x"]
+            )
+            #expect(run.status == 4, "\(run.standardError)")
+            #expect(!run.standardError.contains("bad argument"))
+            #expect(run.int("attempts") == 2)
+        }
+    }
 }
