@@ -3,9 +3,9 @@ import Testing
 
 @testable import PinFetch
 
-/// Inputs an outside tester used to break issue 8's work, kept as tests: servers that send a
-/// slice for the whole, drop validators, or lie in HEAD; a restart that fails before it starts;
-/// framing libcurl refuses; a password in a URL.
+/// Hostile answers: servers that send a slice for the whole, drop validators, or lie in HEAD; a
+/// restart that fails before it starts; framing libcurl refuses and header sections too large for
+/// it; a password in a URL.
 struct HostileAnswerTests {
     static let quiet = AnswerEndToEndTests.quiet
     static let split = AnswerEndToEndTests.split

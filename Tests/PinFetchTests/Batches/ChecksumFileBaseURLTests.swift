@@ -3,7 +3,7 @@ import Testing
 
 @testable import PinFetch
 
-/// Pins where people keep them (issue 12, point 3): a checksum file with a base URL.
+/// Pins where people keep them: a checksum file with a base URL, its names taken byte for byte.
 struct ChecksumFileBaseURLTests {
     @Test func `--checksum-file SUMS --base-url URL/ without a URL fetches every entry`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in

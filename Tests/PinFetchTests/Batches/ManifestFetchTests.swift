@@ -213,11 +213,11 @@ struct ManifestFetchTests {
         }
     }
 
-    /// Found by an outsider: outputs `x` and `x.part` in one batch let one download rename its
-    /// verified file onto the other's partial, which was then renamed onto `x` with exit 0.
+    /// Outputs `x` and `x.part` in one batch would let one download rename its verified file onto
+    /// the other's partial, which would then be renamed onto `x` with exit 0.
     @Test(arguments: [
         ("x", "x.part"), ("x.part.state", "x"), ("x", "x.part.lock"), ("x", "x.part.cache"),
-        // Outsider findings L1, L2: a sidecar or an output that another output needs as a directory.
+        // A sidecar or an output that another output needs as a directory.
         ("x", "x.part/y"), ("x.part.state/y", "x"), ("a", "a/b"), ("a/b/c", "a/b"), ("d/./a", "d/a/b"),
     ])
     func `an output that is another's sidecar is exit 2 before any request`(first: String, second: String) async throws
@@ -283,8 +283,8 @@ struct ManifestFetchTests {
         }
     }
 
-    /// Issue 13, point 3: no request that is not needed. A pinned batch whose every file is
-    /// already complete is verified from disk, with no request at all.
+    /// No request that is not needed: a pinned batch whose every file is already complete is
+    /// verified from disk, with no request at all.
     @Test func `a pinned batch rerun where every file is complete makes no request`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveFiles(server)

@@ -4,7 +4,8 @@ import Testing
 @testable import PinFetch
 
 /// Names chosen by a server (`Content-Disposition`) never replace an existing file and never
-/// collide within a batch: that file fails with exit 3 (DESIGN.md; issue 10, point 4).
+/// collide within a batch, nor with a sidecar, a directory or a file made while it downloads:
+/// that file fails with exit 3.
 struct ServerNamedFileTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static let disposition = [("Content-Disposition", #"attachment; filename="same.bin""#)]

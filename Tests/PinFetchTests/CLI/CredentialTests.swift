@@ -2,9 +2,9 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-/// Credentials as CI jobs give them (issue 11, point 1): `--user`, a netrc file matched against
-/// the host each request goes to, `-H @FILE`; none of them ever follows a redirect to another
-/// origin, and none is ever printed.
+/// Credentials as CI jobs give them: `--user`, a netrc file matched against the host each request
+/// goes to, `-H @FILE` (a pipe too), a client key; none of them ever follows a redirect to another
+/// origin or goes to a checksum file's, none is ever printed, and pinfetch never prompts for one.
 struct CredentialTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
 

@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-/// Output a script can trust (issue 12, point 4): every file gets its `--json` line on every
+/// Output a script can trust: every file gets its `--json` line on every
 /// failure but bad usage; a file never started has status `skipped`, with the cause's kind and
 /// exit code; an input file fetched by URL that failed gets a line of its own.
 struct JSONLinesTests {

@@ -83,7 +83,7 @@ extension DestinationTests {
         }
     }
 
-    // MARK: - What stands at the destination (issue 10, point 2)
+    // MARK: - What stands at the destination
 
     /// A FIFO, a link to one, a link to a device (`/dev/null`: run as root, the rename would
     /// have replaced the link only, but `-o /dev/null` itself would destroy it), a link to a

@@ -57,7 +57,7 @@ struct FileSystemFailureTests {
                 let error = try #require(failed.error)
                 #expect(error.code.exitStatus == 3)
                 #expect(error.message.contains(output))
-                #expect(failed.mirrors.map(\.outcome) == ["fileIO"])  // outsider finding L4: was "tried"
+                #expect(failed.mirrors.map(\.outcome) == ["fileIO"])  // the file system failed, not the mirror
                 #expect(!FileManager.default.fileExists(atPath: output))
                 let kept = try #require(FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int)
                 let saved = try #require(CheckpointFile.read(output + ".part.state"))

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Pipes (issue 11, point 6): `-i -` reads the manifest from standard input; `-o -` writes the
+/// Pipes: `-i -` reads the manifest from standard input; `-o -` writes the
 /// verified bytes, and only verified bytes, to standard output. Run through `bash` so the pipes
 /// are real.
 struct PipeTests {
@@ -81,8 +81,8 @@ struct PipeTests {
                     in: directory
                 )
                 #expect(contents("\(directory)/status") == Array("3\n".utf8), "\(child.transcript)")
-                // A closed stdout (found by an outsider: the lines went into a descriptor the
-                // runtime had opened in its place) is named as such.
+                // A closed stdout is named as such (the lines never go into a descriptor the
+                // runtime opened in its place).
                 let why =
                     ["| true": "the reader closed the pipe", "> /dev/full": "No space left on device"][sink]
                     ?? "it is closed"

@@ -4,8 +4,9 @@ import Testing
 @testable import PinFetch
 @testable import PinFetchCLI
 
-/// Names and URLs are clean (issue 10, point 7): a name taken from a URL follows the rules of
-/// every other output name, and a URL longer than 8 KiB is bad input with a short message.
+/// Names and URLs are clean: a name taken from a URL follows the rules of every other output name
+/// (room for its sidecars included), a URL longer than 8 KiB is bad input with a short message,
+/// and what a message echoes is escaped.
 struct NameAndURLTests {
     @Test(arguments: [
         "http://h/invoice%E2%80%AEfdp.exe",  // U+202E, shown as "invoiceexe.pdf"
@@ -40,8 +41,8 @@ struct NameAndURLTests {
         #expect(try HTTPURL("http://h/" + String(repeating: "a", count: 8183)).text.utf8.count == 8192)
     }
 
-    /// Issue 10, point 6: what a terminal or a CI log shows. Progress bars, a retry, the result
-    /// line and `--json` never show a password or the value of a signing query parameter.
+    /// What a terminal or a CI log shows: progress bars, a retry, the result line and `--json`
+    /// never show a password or the value of a signing query parameter.
     @Test func `secrets never reach a progress line, an error or the JSON line`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             server.faults = TestFaults(bytesPerSecond: 1_500_000)  // long enough for a progress line

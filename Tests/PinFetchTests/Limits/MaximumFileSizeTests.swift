@@ -4,9 +4,9 @@ import Testing
 @testable import PinFetch
 @testable import PinFetchCLI
 
-/// `--max-filesize` (issue 10, point 5): an answer announcing more fails before its body, a body
-/// without a length stops where it passes the bound, both exit 7 with the partial removed; a
-/// remote checksum file or manifest stops at 16 MiB while it streams.
+/// `--max-filesize`: an answer announcing more fails before its body, a body without a length
+/// stops where it passes the bound, both exit 7 with the partial removed, and a larger cache entry
+/// is not placed; a remote checksum file or manifest stops at 16 MiB while it streams.
 struct MaximumFileSizeTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
 

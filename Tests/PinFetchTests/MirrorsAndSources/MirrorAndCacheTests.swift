@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// Several URLs of one file, and the content-addressed cache (issue 4).
+/// Several URLs of one file, a partial carried from one to another (with a pin only), and the
+/// content-addressed cache.
 struct MirrorAndCacheTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }
@@ -64,7 +65,7 @@ struct MirrorAndCacheTests {
     }
 
     /// The wrong mirror's tail goes, the first mirror's 400,000 bytes stay: the third mirror
-    /// continues them (second outsider pass of issue 12: the whole partial used to go).
+    /// continues them (the whole partial does not go).
     @Test func `a mirror serving other bytes is caught by the pin and only its tail is fetched again`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { first in
             first.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))

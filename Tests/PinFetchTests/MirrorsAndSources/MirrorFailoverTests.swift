@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// A mirror that lies (issue 12, point 1): a mismatch on one mirror moves to the next from
-/// byte 0; exit 9 only when every mirror that answered sent other bytes.
+/// A mirror that lies: a mismatch on one mirror moves to the next, and costs only the lying
+/// mirror's bytes; exit 9 only when every mirror that answered sent other bytes.
 struct MirrorFailoverTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
     static var resourceB: TestResource { TestResource(body: Fixtures.b, etag: Fixtures.etagB) }
@@ -31,7 +31,7 @@ struct MirrorFailoverTests {
         }
     }
 
-    /// Outsider finding: the hand-over was shown only with `-v`; a lying mirror is worth a line.
+    /// A lying mirror is worth a line: the hand-over is shown without `-v` too.
     @Test func `a hand-over after a mismatch is one line on stderr without -v, none with -q`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
             try await withTestHTTPServer(serving: Self.resourceB) { lying in

@@ -2,9 +2,9 @@ import Foundation
 import PinFetch
 import Testing
 
-/// The remote cache's read path (issue 16): a pinned file comes from `<cache>/cas/<hex>` when
-/// the blob there is right; a miss, a wrong blob, or a cache that is down or slow only costs a
-/// line, and the file comes from its mirror.
+/// The remote cache's read path: a pinned file comes from `<cache>/cas/<hex>` when the blob there
+/// is right; a miss, a wrong blob, or a cache that is down, slow or dead only costs a line (a dead
+/// one once a run), and the file comes from its mirror.
 struct RemoteCacheTests {
     static let body = Array("a pinned toolchain\n".utf8)
 
@@ -110,7 +110,7 @@ struct RemoteCacheTests {
                     #expect(warned == (kind != "miss"), "\(run.standardError)")  // a miss is quiet
                     // What the cache sent is reported too: listed before the origin, and counted.
                     let blob = cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))")
-                    // A body cut short is named as a mirror's would be (found by an outsider).
+                    // A body cut short is named as a mirror's would be.
                     let outcomes = [
                         "miss": [], "wrong blob": ["\(blob) mismatch"], "refused": ["\(blob) serverResponse"],
                         "cut short": ["\(blob) network"],
@@ -174,7 +174,7 @@ struct RemoteCacheTests {
         #expect(run.standardError.contains("--remote-cache"))
     }
 
-    /// Found by an outsider: the message showed the URL as given, password and signature too.
+    /// The message shows the URL without its password, signature or token.
     @Test(arguments: [
         "http://u:PWSECRET@cache.test/bazel/?X-Amz-Signature=AMZSECRET#access_token=FRAGSECRET",
         "ftp://u:PWSECRET@cache.test/?token=TOKSECRET", "http://u:PWSECRET@[::1/x?token=TOKSECRET",

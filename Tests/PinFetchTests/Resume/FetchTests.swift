@@ -4,7 +4,7 @@ import Testing
 @testable import PinFetch
 
 /// The single-file fetch against the in-process server: bytes on disk, digests, exit statuses
-/// and the requests the server saw (issue 2's cases).
+/// and the requests the server saw.
 struct FetchTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
 

@@ -4,9 +4,9 @@ import Testing
 
 @testable import PinFetch
 
-/// What an outsider planted at `<dest>.part` (issue 10, point 1; found while breaking issue 9):
-/// a symbolic link is never written through, a FIFO is never waited on, and a `.part` replaced
-/// during the download is never renamed onto the destination.
+/// What another user or process planted beside the destination: a symbolic link at `.part` is
+/// never written through, a FIFO is never waited on, a `.part` replaced during the download is
+/// never renamed onto the destination, and files that only look like sidecars are left alone.
 @Suite(.timeLimit(.minutes(1)))
 struct PlantedPartialTests {
     static let resource = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
@@ -101,7 +101,7 @@ struct PlantedPartialTests {
         }
     }
 
-    /// The race an outsider found (issue 10): two processes, `-o x` pinned to A and `-o x.part`
+    /// A race of two processes, `-o x` pinned to A and `-o x.part`
     /// pinned to B. B renames its verified file onto `x.part`, A's partial path; A must never
     /// rename that onto `x`. Run several times, with B starting at different moments.
     @Test func `two runs writing x and x.part never leave x holding the other's bytes`() async throws {
@@ -213,7 +213,7 @@ struct PlantedPartialTests {
         }
     }
 
-    /// Issue 10, point 6: a URL's password and signing values never reach a sidecar, the
+    /// A URL's password and signing values never reach a sidecar, the
     /// sidecars are private (0600), and the verified file gets the usual mode; the resume still
     /// finds its checkpoint (it compares URLs without their secrets).
     @Test func `secrets stay out of the checkpoint, sidecars are 0600, the file gets the usual mode`() async throws {

@@ -3,7 +3,8 @@ import Testing
 
 @testable import PinFetch
 
-/// Segments from several mirrors (issue 14, point 4): only with a pin, which decides.
+/// Segments from several mirrors: only with a pin, which decides; a mirror with other bytes,
+/// another length or no ranges is left, and the others finish the file.
 struct SegmentedMirrorTests {
     static let body = pseudoRandomBytes(3 << 20, seed: 154)
 

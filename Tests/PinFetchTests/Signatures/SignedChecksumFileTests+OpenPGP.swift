@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// OpenPGP-signed checksum files (issue 15): keys made by `gpg` in a temporary `GNUPGHOME`,
+/// OpenPGP-signed checksum files: keys made by `gpg` in a temporary `GNUPGHOME`,
 /// checked by `gpgv` with a keyring of the trusted keys only.
 extension SignedChecksumFileTests {
     /// A `GNUPGHOME` in `directory` with the key pairs `names`, each exported as `<name>.asc`

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Signed checksum files (issue 15), with keys and signatures made by the real tools from Debian
+/// Signed checksum files, with keys and signatures made by the real tools from Debian
 /// (`minisign`, `gpg` with a temporary `GNUPGHOME`; `.ci/run` installs them): a file is fetched
 /// only when a trusted key signed the checksum file that pins it; anything else is exit 9
 /// before any request for the file, and nothing is created.
