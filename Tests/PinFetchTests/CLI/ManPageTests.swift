@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `Sources/pinfetch/pinfetch.1` and `--help` never drift (issue 12, point 4): every option `--help` (and
+/// `Sources/pinfetch/pinfetch.1` and `--help` never drift: every option `--help` (and
 /// `gc --help`) declares has an entry in the man page, every entry there is an option, and groff
 /// renders the page without a warning.
 struct ManPageTests {
