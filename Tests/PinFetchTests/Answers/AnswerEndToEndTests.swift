@@ -3,7 +3,7 @@ import Testing
 
 @testable import PinFetch
 
-/// Issue 8's answer kinds end to end: the in-process server replays each misbehaving server, the
+/// The kinds of answer to a ranged GET, end to end: the in-process server replays each misbehaving server, the
 /// command line runs against it, and the test checks the bytes on disk, the exit status and the
 /// requests the server saw. The decisions themselves are rows of `AnswerDecisionTests`.
 struct AnswerEndToEndTests {

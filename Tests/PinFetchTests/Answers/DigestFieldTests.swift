@@ -45,8 +45,8 @@ struct DigestFieldTests {
         }
     }
 
-    /// Outsider finding L6: a field sent on two lines is one list (RFC 9110 §5.3); only the
-    /// first line was read, so a wrong sha-256 on the second line went unchecked.
+    /// A field sent on two lines is one list (RFC 9110 §5.3): a wrong sha-256 on the second line
+    /// is checked like one on the first.
     @Test func `a digest field on two lines is read whole`() async throws {
         let lines: [(name: String, value: String)] = [
             ("Repr-Digest", "md5=:AAAAAAAAAAAAAAAAAAAAAA==:"), ("Repr-Digest", Self.field("sha-256", Fixtures.sha256B)),

@@ -3,9 +3,9 @@ import Testing
 
 @testable import PinFetch
 
-/// Inputs an outside tester used to break issue 8's work, kept as tests: servers that send a
-/// slice for the whole, drop validators, or lie in HEAD; a restart that fails before it starts;
-/// framing libcurl refuses; a password in a URL.
+/// Hostile answers: servers that send a slice for the whole, drop validators, or lie in HEAD; a
+/// restart that fails before it starts; framing libcurl refuses and header sections too large for
+/// it; a password in a URL.
 struct HostileAnswerTests {
     static let quiet = AnswerEndToEndTests.quiet
     static let split = AnswerEndToEndTests.split
@@ -319,6 +319,23 @@ struct HostileAnswerTests {
                 #expect(run.status == 8)
                 #expect(run.string("url") == "http://alice:***@127.0.0.1:\(server.port)/second")
                 #expect(!run.standardOutput.contains("S3cr3tPW") && !run.standardError.contains("S3cr3tPW"))
+            }
+        }
+    }
+
+    /// Hostile server: a header section of one 200 kB or 2 MB line, or of 60,000 small ones.
+    @Test(arguments: [(200_000, 1), (2_000_000, 1), (6, 60_000)])
+    func `an answer with a huge header is a protocol error, exit 7`(size: Int, lines: Int) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            server.handler = { _, _ in
+                let headers = (0..<lines).map { _ in (name: "X-Big", value: String(repeating: "a", count: size)) }
+                return TestResponse(status: 200, headers: headers, body: Array("hi".utf8))
+            }
+            try await withTemporaryDirectory { directory in
+                let run = await runCLI(quietOnce + ["-o", "\(directory)/o", server.url()])
+                #expect(run.status == 7, "\(run.standardError)")
+                #expect(run.standardError.contains("header section is larger"))
+                #expect(listing(directory).isEmpty)
             }
         }
     }

@@ -3,9 +3,9 @@ import Testing
 
 @testable import PinFetch
 
-/// Digests that S3 and GCS publish in their own fields are cross-checked like `Repr-Digest`
-/// (issue 12, point 3): a disagreement is exit 9 even without a pin, and nothing reaches the
-/// destination. Digests of the body below are from Python's hashlib.
+/// Digests that S3 and GCS publish in their own fields are cross-checked like `Repr-Digest`: a
+/// disagreement is exit 9 even without a pin, and nothing reaches the destination. Digests of the
+/// body below are from Python's hashlib.
 struct ObjectStoreDigestTests {
     static let body = Array("The quick brown fox jumps over the lazy dog".utf8)
     static let sha256Base64 = "16j7swfXgJRpypq8sAguT41WUeRtPNt2LQLQvzfJ5ZI="
@@ -42,7 +42,7 @@ struct ObjectStoreDigestTests {
         ),
         Case(headers: [("x-goog-hash", "crc32c=n03x6A==")], status: 0),  // a composite object has no MD5
         Case(headers: [("x-goog-hash", "md5=not-base64!")], status: 0),
-        // Second outsider pass, finding 12: a field with two different values was ignored.
+        // A field with two different values disagrees with itself: never ignored.
         Case(
             headers: [("x-amz-checksum-sha256", sha256Base64), ("x-amz-checksum-sha256", otherSHA256Base64)],
             status: 9,

@@ -19,7 +19,7 @@ struct RedirectTests {
 
     static func headerArguments(_ lines: [String]) -> [String] { lines.flatMap { ["-H", $0] } }
 
-    /// Every -H header goes: `PRIVATE-TOKEN` and `X-Api-Key` are credentials too (issue 11).
+    /// Every -H header goes: `PRIVATE-TOKEN` and `X-Api-Key` are credentials too.
     @Test func `-H headers and credentials are dropped when a redirect leaves the origin`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { target in
             try await withTestHTTPServer(serving: TestResource(body: [])) { origin in

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Servers that answer HEAD badly, frame bodies oddly, or change on every request (issue 3).
+/// Servers that answer HEAD badly, frame bodies oddly, or change on every request.
 struct ServerBehaviourTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }

@@ -3,8 +3,8 @@ import PinFetch
 import Synchronization
 import Testing
 
-/// Workers pass over files that would only wait for their host (issue 13's outsider pass, c:
-/// files held for a busy host took every `-j` worker, and another host's files waited).
+/// Workers pass over files that would only wait for their host: files held for a busy host never
+/// take every `-j` worker while another host's files wait.
 struct BatchSchedulingTests {
     @Test func `another host's file is not held behind files waiting for a busy host`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { slow in

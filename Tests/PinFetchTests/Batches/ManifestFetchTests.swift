@@ -213,11 +213,11 @@ struct ManifestFetchTests {
         }
     }
 
-    /// Found by an outsider: outputs `x` and `x.part` in one batch let one download rename its
-    /// verified file onto the other's partial, which was then renamed onto `x` with exit 0.
+    /// Outputs `x` and `x.part` in one batch would let one download rename its verified file onto
+    /// the other's partial, which would then be renamed onto `x` with exit 0.
     @Test(arguments: [
         ("x", "x.part"), ("x.part.state", "x"), ("x", "x.part.lock"), ("x", "x.part.cache"),
-        // Outsider findings L1, L2: a sidecar or an output that another output needs as a directory.
+        // A sidecar or an output that another output needs as a directory.
         ("x", "x.part/y"), ("x.part.state/y", "x"), ("a", "a/b"), ("a/b/c", "a/b"), ("d/./a", "d/a/b"),
     ])
     func `an output that is another's sidecar is exit 2 before any request`(first: String, second: String) async throws
@@ -283,8 +283,8 @@ struct ManifestFetchTests {
         }
     }
 
-    /// Issue 13, point 3: no request that is not needed. A pinned batch whose every file is
-    /// already complete is verified from disk, with no request at all.
+    /// No request that is not needed: a pinned batch whose every file is already complete is
+    /// verified from disk, with no request at all.
     @Test func `a pinned batch rerun where every file is complete makes no request`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveFiles(server)
@@ -299,6 +299,28 @@ struct ManifestFetchTests {
                 #expect(again.status == 0, "\(again.standardError)")
                 #expect(again.lines.map { $0["status"] as? String } == Array(repeating: "already-complete", count: 6))
                 #expect(server.requests.count == 6)  // none more
+            }
+        }
+    }
+
+    /// User input: a manifest whose two outputs are one file, once through a symbolic link to its directory.
+    @Test func `one output reached through a symbolic link to its directory is written twice: exit 2`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server)
+            try await withTemporaryDirectory { directory in
+                try FileManager.default.createDirectory(atPath: "\(directory)/real", withIntermediateDirectories: true)
+                try FileManager.default.createSymbolicLink(atPath: "\(directory)/link", withDestinationPath: "real")
+                try "\(server.url("/f1")) link/f\n\(server.url("/f2")) real/f\n".write(
+                    toFile: "\(directory)/manifest",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let run = await runCLI(Self.quiet + ["-P", directory, "-i", "\(directory)/manifest"])
+                #expect(run.status == 2)
+                #expect(run.standardError.contains("is written by line 1 too"), "\(run.standardError)")
+                #expect(server.requests.isEmpty)
             }
         }
     }

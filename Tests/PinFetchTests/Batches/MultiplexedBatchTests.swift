@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-/// Batches on one event loop (issue 13): real nginx over HTTPS with HTTP/2, where a batch's files
+/// Batches on one event loop: real nginx over HTTPS with HTTP/2, where a batch's files
 /// are streams of one connection; a batch killed with SIGKILL and run again; the order of the
 /// syscalls that make each file durable; and the bound on HTTP/1.1 connections.
 extension ProcessTests {
@@ -81,7 +81,7 @@ extension ProcessTests {
             #expect(resumed?.status == 206, "\(second.standardOutput)\n\(nginx.log)")
             #expect(resumed?.range?.hasPrefix("bytes=") == true && resumed?.range != "bytes=0-", "\(nginx.log)")
             // Files the first run placed are verified from disk: the rerun asks only for the cut
-            // one (its HEAD probe and the ranged GET; DESIGN.md, "Probe").
+            // one (its HEAD probe and the ranged GET).
             #expect(placed > 0 && rerun.allSatisfy { $0.path == "/slow/big.bin" }, "\(placed) placed: \(nginx.log)")
         }
     }

@@ -4,7 +4,8 @@ import Testing
 @testable import PinFetch
 
 /// Names chosen by a server (`Content-Disposition`) never replace an existing file and never
-/// collide within a batch: that file fails with exit 3 (DESIGN.md; issue 10, point 4).
+/// collide within a batch, nor with a sidecar, a directory or a file made while it downloads:
+/// that file fails with exit 3.
 struct ServerNamedFileTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static let disposition = [("Content-Disposition", #"attachment; filename="same.bin""#)]
@@ -100,6 +101,88 @@ struct ServerNamedFileTests {
                 #expect(run.status == 3)
                 #expect(contents("\(directory)/out/f2") == ManifestFetchTests.body(1))
                 #expect(listing("\(directory)/out") == ["f2"])
+            }
+        }
+    }
+
+    /// Hostile server: a Content-Disposition name that is another entry's `.part`, `.part.state` or other sidecar.
+    @Test(
+        .enabled(if: geteuid() == 0, "needs root to act as the user nobody"),
+        arguments: [".part", ".part.state", ".part.lock", ".part.cache"]
+    )
+    func `a server-chosen name that is another entry's sidecar fails that entry, and no file is lost`(
+        suffix: String
+    ) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(
+                server,
+                extra: [("Content-Disposition", "attachment; filename=\"a\(suffix)\"")]
+            )
+            try await withTemporaryDirectory { directory in
+                let manifest = [
+                    "\(server.url("/f1")) sha256:\(Fixtures.sha256(ManifestFetchTests.body(1)))",
+                    "\(server.url("/f2")) sha256:\(Fixtures.sha256(ManifestFetchTests.body(2))) a",
+                ]
+                let run = try await ServerNamedFileTests.runBatch(manifest, in: directory)
+                #expect(run.status == 3, "\(run.standardError)")
+                let lines = run.standardOutput.split(separator: "\n").compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                #expect(lines.map { $0["status"] as? String } == ["failed", "downloaded"])
+                #expect(listing("\(directory)/out") == ["a"])
+                #expect(contents("\(directory)/out/a") == ManifestFetchTests.body(2))
+            }
+        }
+    }
+
+    /// Hostile server: a Content-Disposition name that is a directory in -P.
+    @Test func `a server-chosen name that is a directory fails that file with exit 3 and a JSON line`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            ManifestFetchTests.serveFiles(server, extra: [("Content-Disposition", "attachment; filename=sub")])
+            try await withTemporaryDirectory { directory in
+                try FileManager.default.createDirectory(
+                    atPath: "\(directory)/out/sub",
+                    withIntermediateDirectories: true
+                )
+                let run = try await ServerNamedFileTests.runBatch(
+                    [server.url("/f1"), server.url("/f2") + " f2"],
+                    in: directory
+                )
+                #expect(run.status == 3)
+                #expect(run.standardOutput.split(separator: "\n").count == 2)
+            }
+        }
+    }
+
+    /// Race: the user creates the file that a server-chosen name names while its download runs.
+    @Test func `a server-chosen name never replaces a file created while the download ran`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 200_000)  // 5 s: the test sees the partial
+            server.handler = { request, _ in
+                guard request.method == "HEAD" else { return nil }
+                return TestResponse(
+                    status: 200,
+                    headers: [
+                        ("Content-Disposition", "attachment; filename=victim.txt"), ("Content-Length", "1048576"),
+                    ],
+                    body: []
+                )
+            }
+            try await withTemporaryDirectory { directory in
+                let run = Task {
+                    await runCLI(quietOnce + ["--content-disposition", "-P", directory, server.url()])
+                }
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !FileSystem.exists("\(directory)/victim.txt.part"), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                try Data("my notes".utf8).write(to: URL(filePath: "\(directory)/victim.txt"))
+                let result = await run.value
+                #expect(result.status == 3, "\(result.standardError)")
+                #expect(result.standardError.contains("exists already"))
+                #expect(contents("\(directory)/victim.txt") == Array("my notes".utf8))
             }
         }
     }

@@ -3,7 +3,7 @@ import PinFetch
 import PinFetchCLI
 import Testing
 
-/// `--shard auto` (issue 16): a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` picks the shard.
+/// `--shard auto`: a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` picks the shard.
 struct ShardAutoTests {
     static let arguments = ["--shard", "auto", "--shard-count", "4", "-i", "list"]
 
@@ -109,7 +109,7 @@ struct ShardAutoTests {
     }
 }
 
-/// `PINFETCH_REMOTE_CACHE` and `--no-remote-cache` (issue 16): a fleet-wide setting can be
+/// `PINFETCH_REMOTE_CACHE` and `--no-remote-cache`: a fleet-wide setting can be
 /// turned off for one command; a bad value is exit 2.
 struct RemoteCacheEnvironmentTests {
     static let pinned = ["--sha256", String(repeating: "a", count: 64), "http://h.test/f"]

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Release directories are trees (issue 12, point 2): `--base-url` keeps each entry's relative
+/// Release directories are trees: `--base-url` keeps each entry's relative
 /// directories under `-P`, and `-R`/`--remote-time` gives each file its source's `Last-Modified`.
 struct TreeMirrorTests {
     /// 2001-09-09 01:46:40 UTC.

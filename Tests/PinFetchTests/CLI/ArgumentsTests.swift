@@ -4,7 +4,7 @@ import Testing
 
 @testable import PinFetchCLI
 
-/// The command line of DESIGN.md: every option in both spellings, and usage errors (exit 2).
+/// The command line: every option in both spellings, and usage errors (exit 2).
 struct ArgumentsTests {
     static let url = "http://h.test/dir/file.bin"
     static let sha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The binary stays small (issue 12, point 6): the library, the command line and the executable
+/// The binary stays small: the library, the command line and the executable
 /// import `FoundationEssentials`, never all of Foundation (which brings ICU's 30 MB of data into
 /// a static build). CI also builds the static binary and fails above 16 MB.
 struct BinarySizeTests {

@@ -4,7 +4,7 @@ import Testing
 @testable import PinFetch
 @testable import PinFetchCLI
 
-/// What a CI log shows (issue 11, point 8): batch totals off a terminal, GitHub annotations for
+/// What a CI log shows: batch totals off a terminal, GitHub annotations for
 /// failed files, and an empty list that is bad input rather than a silent success.
 struct CILogTests {
     @Test func `off a terminal a batch's lines end with where the batch stands`() {

@@ -2,9 +2,9 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-/// Credentials as CI jobs give them (issue 11, point 1): `--user`, a netrc file matched against
-/// the host each request goes to, `-H @FILE`; none of them ever follows a redirect to another
-/// origin, and none is ever printed.
+/// Credentials as CI jobs give them: `--user`, a netrc file matched against the host each request
+/// goes to, `-H @FILE` (a pipe too), a client key; none of them ever follows a redirect to another
+/// origin or goes to a checksum file's, none is ever printed, and pinfetch never prompts for one.
 struct CredentialTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
 
@@ -145,6 +145,61 @@ struct CredentialTests {
                 )
                 #expect(missing.status == 2)
                 #expect(server.requests.count == 1)
+            }
+        }
+    }
+
+    /// User input: a --cert key encrypted with a passphrase.
+    @Test func `an encrypted client key is bad input: pinfetch never prompts for a passphrase`() async throws {
+        try await withTemporaryDirectory { directory in
+            let key = "\(directory)/key.pem"
+            let made = try await ChildProcess.run(
+                TestCertificateAuthority.openssl,
+                [
+                    "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-aes256", "-pass", "pass:x",
+                    "-out", key,
+                ],
+                logs: "\(directory)/openssl"
+            )
+            #expect(made.termination == .exited(0))
+            let run = await runCLI(Self.quiet + ["--cert", key, "-o", "\(directory)/o", "https://127.0.0.1:9/x"])
+            #expect(run.status == 2)
+            #expect(run.standardError.contains("never asks for a passphrase"), "\(run.standardError)")
+        }
+    }
+
+    /// User input: -H @/dev/stdin, the headers piped in.
+    @Test func `-H @FILE reads a pipe, as curl does`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let child = try await PipeTests.bash(
+                    "printf 'X-A: 1\\n' | \"$PF\" -q --no-cache -H @/dev/stdin -o \(directory)/o \(server.url())",
+                    in: directory
+                )
+                #expect(child.termination == .exited(0), "\(child.transcript)")
+                #expect(server.requests.first?.header("X-A") == "1")
+            }
+        }
+    }
+
+    /// User input: --user and -H with a --checksum-file on another origin.
+    @Test func `--user and -H stay off a checksum file on another origin`() async throws {
+        let sums = Array("\(Fixtures.sha256A)  file\n".utf8)
+        try await withTestHTTPServer(serving: TestResource(body: sums)) { sumsServer in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(
+                        Self.quiet + ["-u", "alice:USERPW", "-H", "X-Token: T", "-o", "\(directory)/file"]
+                            + ["--checksum-file", sumsServer.url("/SHA256SUMS"), server.url()]
+                    )
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(
+                        sumsServer.requests.allSatisfy {
+                            $0.header("Authorization") == nil && $0.header("X-Token") == nil
+                        }
+                    )
+                    #expect(server.requests.first?.header("Authorization") != nil)
+                }
             }
         }
     }

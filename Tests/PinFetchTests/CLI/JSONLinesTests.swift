@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-/// Output a script can trust (issue 12, point 4): every file gets its `--json` line on every
+/// Output a script can trust: every file gets its `--json` line on every
 /// failure but bad usage; a file never started has status `skipped`, with the cause's kind and
 /// exit code; an input file fetched by URL that failed gets a line of its own.
 struct JSONLinesTests {
@@ -110,6 +110,40 @@ struct JSONLinesTests {
                 #expect(lines.map { $0["status"] as? String ?? "" }.sorted() == ["failed", "skipped", "skipped"])
                 #expect(lines.allSatisfy { Self.error($0).exitCode == 130 && Self.error($0).kind == "cancelled" })
                 #expect(server.getRequests.count == 1)
+            }
+        }
+    }
+
+    /// User environment: TMPDIR=/proc, where no temporary file can be made; an input file cut short.
+    @Test func `every failure has its json line, and an input file's names no removed partial`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            server.handler = { request, _ in
+                request.target == "/cut"
+                    ? TestResponse(status: 200, headers: [("Content-Length", "100")], body: Array("abc".utf8))
+                    : TestResponse(status: 200, body: Array("file".utf8))
+            }
+            try await withTemporaryDirectory { directory in
+                for arguments in [
+                    ["-o", "-", server.url("/f")], ["-i", server.url("/list"), "--base-url", server.url("/")],
+                ] {
+                    let child = try ChildProcess(
+                        try EndToEndTests.pinfetchExecutable(),
+                        ["--json", "-q", "--retries", "0"] + arguments,
+                        logs: "\(directory)/log",
+                        environment: ["TMPDIR": "/proc"]
+                    )
+                    #expect(try await child.wait(timeout: .seconds(30)) == .exited(3), "\(child.transcript)")
+                    let lines = jsonLines(child.standardOutput + child.standardError)
+                    #expect(
+                        lines.count == 1 && (lines.first?["error"] as? [String: Any])?["kind"] as? String == "fileIO",
+                        "\(child.transcript)"
+                    )
+                    #expect(server.requests.isEmpty)
+                }
+                let cut = await runCLI(quietOnce + ["-i", server.url("/cut"), "-P", "\(directory)/o"])
+                #expect(cut.status == 4, "\(cut.standardError)")
+                #expect(cut.string("input") == "manifest")
+                #expect(cut.json["partial"] is NSNull, "\(cut.standardOutput)")
             }
         }
     }

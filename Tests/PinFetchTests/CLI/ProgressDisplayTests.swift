@@ -5,7 +5,7 @@ import Testing
 
 @testable import PinFetchCLI
 
-/// The progress display (issue 12, point 5), on a model of a terminal: bars cut to the width,
+/// The progress display, on a model of a terminal: bars cut to the width,
 /// result and error lines above the bars that no redraw erases (also when many threads end at
 /// once), colour only when allowed, nothing left drawn at the end.
 struct ProgressDisplayTests {
@@ -100,8 +100,8 @@ struct ProgressDisplayTests {
         #expect(screen.rows.isEmpty)
     }
 
-    /// Outsider finding (cosmetic): after a window narrowed, bars drawn at the old width took
-    /// two rows each, and the redraw moved up over one: a stale row stayed on the screen.
+    /// After a window narrowed, bars drawn at the old width take two rows each: a redraw that
+    /// moved up over one row each would leave a stale row on the screen.
     @Test func `bars drawn before the window narrowed leave no stale row`() {
         let screen = Screen()
         let columns = Mutex(80)

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// Issue 12's "done when": the README's mirroring script, run as written against an origin and
+/// The README's mirroring script, run as written against an origin and
 /// a mirror that lies about one file and lacks another, ends with exit 0, every file of the tree
 /// right, and every `--json` line naming its source. A rerun fetches nothing. Its `SHA256SUMS` is
-/// signed with a minisign key made by the real `minisign` (issue 15); a changed one stops it.
+/// signed with a minisign key made by the real `minisign`; a changed one stops it.
 struct ReadmeMirrorExampleTests {
     static let release = "/releases/1.2.3/"
 

@@ -2,7 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-/// The progress display in a real pseudo-terminal (issue 12, point 5): pinfetch runs in a tmux
+/// The progress display in a real pseudo-terminal: pinfetch runs in a tmux
 /// window 60 columns wide, and `tmux capture-pane -p` reads the screen as a person sees it.
 struct TerminalDisplayTests {
     /// A tmux server of its own (`-L`), so the test never touches the user's.

@@ -2,8 +2,8 @@ import Testing
 
 @testable import PinFetch
 
-/// DESIGN.md "Answer to the ranged GET": one row per kind of answer, the ones real servers get
-/// wrong included (issue 8). The same kinds run end to end in `AnswerEndToEndTests`.
+/// The answer to the ranged GET: one row per kind of answer, the ones real servers get wrong
+/// included. The same kinds run end to end in `AnswerEndToEndTests`.
 struct AnswerDecisionTests {
     static let etag = #""v1""#
     static let strong = Validator(entityTag: AnswerDecisionTests.etag, lastModified: nil)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import PinFetch
 
-/// DESIGN.md "The resume decision", step 3: what the checkpoint and the HEAD probe allow.
+/// The resume decision: what the checkpoint and the HEAD probe allow.
 struct ResumeDecisionTests {
     static let url = "http://example.test/file.bin"
     static let strong = Validator(entityTag: #""v1""#, lastModified: nil)
@@ -254,7 +254,7 @@ struct ResumeDecisionTests {
     ]
 
     @Test(arguments: Self.cases)
-    func `the resume decision follows DESIGN.md`(decision: Case) throws {
+    func `the resume decision is what the checkpoint and the probe allow`(decision: Case) throws {
         let result = ResumeDecision.decide(
             checkpoint: decision.checkpoint,
             partialSize: decision.partialSize,
@@ -266,7 +266,7 @@ struct ResumeDecisionTests {
         #expect(result == decision.expected)
     }
 
-    /// Outsider finding H1: `?key=A` and `?key=B` are both stored as `?key=***`; a partial of
+    /// `?key=A` and `?key=B` are both stored as `?key=***`; a partial of
     /// one must not be resumed from the other (their validators may well be equal). Nothing
     /// derived from the secret is stored (a salted digest of it was crackable), so without a
     /// pin no URL with a secret is named by a checkpoint; with one, the pin decides.
@@ -294,7 +294,7 @@ struct ResumeDecisionTests {
     }
 
     /// A partial moves to another mirror only with a pin: that mirror's validator is not
-    /// compared (another server's ETag means nothing), its length still is (DESIGN.md, "Mirrors").
+    /// compared (another server's ETag means nothing), its length still is.
     @Test func `a pinned partial is resumed on a mirror that did not serve it`() throws {
         let other = try HTTPURL("http://mirror.test/file.bin")
         func decide(_ probe: Probe?, pinned: Bool) -> ResumeDecision {

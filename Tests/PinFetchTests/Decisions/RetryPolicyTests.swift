@@ -2,7 +2,7 @@ import Testing
 
 @testable import PinFetch
 
-/// DESIGN.md "Retries" and "Mirrors": where the next attempt goes and how long it waits.
+/// Retries and mirrors: where the next attempt goes and how long it waits.
 struct RetryPolicyTests {
     /// A policy whose jitter always takes the top of its range, so delays are exact.
     static func policy(retries: Int = 2, delay: Double = 1, mirrors: Int = 1) -> RetryPolicy {

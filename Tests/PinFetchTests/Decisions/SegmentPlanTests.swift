@@ -3,7 +3,7 @@ import Testing
 
 @testable import PinFetch
 
-/// The pieces of a segmented download (issue 14): who fetches what, and that bytes delivered out
+/// The pieces of a segmented download: who fetches what, and that bytes delivered out
 /// of order reach the hash in order, from memory while it lasts and from disk past its bound.
 struct SegmentPlanTests {
     @Test func `fetchers take the first open piece, in order, and a released piece comes back first`() {

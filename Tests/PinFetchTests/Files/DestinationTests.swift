@@ -83,7 +83,7 @@ extension DestinationTests {
         }
     }
 
-    // MARK: - What stands at the destination (issue 10, point 2)
+    // MARK: - What stands at the destination
 
     /// A FIFO, a link to one, a link to a device (`/dev/null`: run as root, the rename would
     /// have replaced the link only, but `-o /dev/null` itself would destroy it), a link to a
@@ -135,6 +135,24 @@ extension DestinationTests {
                 let type = try FileManager.default.attributesOfItem(atPath: output)[.type] as? FileAttributeType
                 #expect(type == .typeRegular)
                 #expect(contents(target) == (dangling ? nil : Array("keep me".utf8)))
+            }
+        }
+    }
+
+    /// Planted file: a symbolic link at the destination to a file that holds the pinned bytes.
+    @Test func `a symbolic link at the destination holding the pinned bytes is replaced, not kept`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let target = "\(directory)/elsewhere"
+                try Data(Fixtures.a).write(to: URL(filePath: target))
+                try FileManager.default.createSymbolicLink(atPath: "\(directory)/out", withDestinationPath: target)
+                let run = await runCLI(
+                    quietOnce + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out", server.url()]
+                )
+                #expect(run.status == 0)
+                #expect(run.string("status") == "downloaded")
+                #expect(CacheTests.status("\(directory)/out").map { $0.st_mode & S_IFMT } == S_IFREG)
+                #expect(contents("\(directory)/out") == Fixtures.a)
             }
         }
     }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PinFetch
 
-/// Group commit of directory `fsync`s (issue 13, point 2): each caller returns only after an
+/// Group commit of directory `fsync`s: each caller returns only after an
 /// `fsync` that began after its request, and callers that come together share one.
 struct DirectorySyncTests {
     /// The first caller's `fsync` is held until 31 more callers have asked: it covers only the

@@ -4,7 +4,7 @@ import Testing
 @testable import PinFetch
 
 /// A full disk and a read-only directory, on a small tmpfs the test mounts (root only; the
-/// tests are skipped where the machine does not allow mounting).
+/// tests are skipped where the machine does not allow mounting); a `TMPDIR` that is no directory.
 struct FileSystemFailureTests {
     static let canMount: Bool = {
         guard getuid() == 0 else { return false }
@@ -57,7 +57,7 @@ struct FileSystemFailureTests {
                 let error = try #require(failed.error)
                 #expect(error.code.exitStatus == 3)
                 #expect(error.message.contains(output))
-                #expect(failed.mirrors.map(\.outcome) == ["fileIO"])  // outsider finding L4: was "tried"
+                #expect(failed.mirrors.map(\.outcome) == ["fileIO"])  // the file system failed, not the mirror
                 #expect(!FileManager.default.fileExists(atPath: output))
                 let kept = try #require(FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int)
                 let saved = try #require(CheckpointFile.read(output + ".part.state"))
@@ -85,6 +85,35 @@ struct FileSystemFailureTests {
                 #expect(run.status == 3)
                 #expect(run.standardError.contains("\(directory)/out.bin"))
                 #expect(listing(directory).isEmpty)
+            }
+        }
+    }
+
+    /// User environment: a TMPDIR that does not exist, or is a file.
+    @Test(arguments: ["missing/deeper", "file"])
+    func `a TMPDIR that is no directory is passed over, never created`(tmpdir: String) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            server.handler = { request, _ in
+                request.target == "/list"
+                    ? TestResponse(status: 200, body: Array("\(server.url("/f")) f\n".utf8))
+                    : TestResponse(status: 200, body: Array("file".utf8))
+            }
+            try await withTemporaryDirectory { directory in
+                _ = FileManager.default.createFile(atPath: "\(directory)/file", contents: Data("x".utf8))
+                for arguments in [
+                    ["-i", server.url("/list"), "-P", "\(directory)/out"], ["-o", "-", server.url("/f")],
+                ] {
+                    let child = try ChildProcess(
+                        try EndToEndTests.pinfetchExecutable(),
+                        quietOnce + arguments,
+                        logs: "\(directory)/log",
+                        environment: ["TMPDIR": "\(directory)/\(tmpdir)"]
+                    )
+                    let ended = try await child.wait(timeout: .seconds(30))
+                    #expect(ended == .exited(0), "\(child.transcript)")
+                }
+                #expect(contents("\(directory)/out/f") == Array("file".utf8))
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/missing"))
             }
         }
     }

@@ -5,8 +5,8 @@ import Testing
 @testable import PinFetch
 @testable import PinFetchCLI
 
-/// Issue 9, point 6: a kept partial is named in `--json`, and `pinfetch gc` removes abandoned
-/// ones (and nothing else).
+/// Kept partials: a failed file's `--json` line names its partial, and `pinfetch gc` removes
+/// abandoned ones (and nothing else).
 struct GarbageCommandTests {
     static let magic = Array("pinfetch-checkpoint 1\n{}\ncrc32 00000000\n".utf8)
     static let week: TimeInterval = 8 * 86_400
@@ -129,7 +129,7 @@ struct GarbageCommandTests {
             try Self.write(blob, to: "\(directory)/lockless.part.cache", age: Self.week)  // not provably ours
             try Self.write(blob, to: "\(directory)/recent.part.cache")
             try Self.write([], to: "\(directory)/recent.part.lock", age: Self.week)
-            // A lock made just now is a run that is starting (found by an outsider).
+            // A lock made just now is a run that is starting.
             try Self.write(blob, to: "\(directory)/starting.part.cache", age: Self.week)
             try Self.write([], to: "\(directory)/starting.part.lock")
             try Self.abandon("starting2", in: directory)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Pipes (issue 11, point 6): `-i -` reads the manifest from standard input; `-o -` writes the
+/// Pipes: `-i -` reads the manifest from standard input; `-o -` writes the
 /// verified bytes, and only verified bytes, to standard output. Run through `bash` so the pipes
 /// are real.
 struct PipeTests {
@@ -81,8 +81,8 @@ struct PipeTests {
                     in: directory
                 )
                 #expect(contents("\(directory)/status") == Array("3\n".utf8), "\(child.transcript)")
-                // A closed stdout (found by an outsider: the lines went into a descriptor the
-                // runtime had opened in its place) is named as such.
+                // A closed stdout is named as such (the lines never go into a descriptor the
+                // runtime opened in its place).
                 let why =
                     ["| true": "the reader closed the pipe", "> /dev/full": "No space left on device"][sink]
                     ?? "it is closed"
@@ -134,6 +134,33 @@ struct PipeTests {
                 )
                 #expect(child.termination == .exited(0), "\(child.transcript)")
                 #expect(contents("\(directory)/out/one") == Fixtures.a)
+            }
+        }
+    }
+
+    /// Closed pipe: a reader that takes one byte of the JSON lines, and a closed stderr.
+    @Test func `a closed stdout or stderr never crashes the run`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 2_000_000)
+            try await withTemporaryDirectory { directory in
+                // Unpinned: pinned the same, the second and third would be quick copies of the first.
+                let manifest = (1...3).map { "\(server.url()) f\($0)" }.joined(
+                    separator: "\n"
+                )
+                try manifest.write(toFile: "\(directory)/m", atomically: true, encoding: .utf8)
+                let child = try await PipeTests.bash(
+                    "\"$PF\" --no-cache --json -j 1 -P \(directory)/a -i \(directory)/m | head -c1 >/dev/null; "
+                        + "echo \"${PIPESTATUS[0]}\" > \(directory)/s1; "
+                        + "\"$PF\" --no-cache -P \(directory)/b -i \(directory)/m 2>&-; echo $? > \(directory)/s2",
+                    in: directory
+                )
+                #expect(child.termination == .exited(0), "\(child.transcript)")
+                // The JSON lines a closed pipe lost are exit 3 (PipeTests); the files are all there.
+                // (One at a time, half a second each: head is gone before the second line.)
+                #expect(contents("\(directory)/s1") == Array("3\n".utf8))
+                #expect(listing("\(directory)/a") == ["f1", "f2", "f3"])
+                #expect(contents("\(directory)/s2") == Array("0\n".utf8))
+                #expect(listing("\(directory)/b") == ["f1", "f2", "f3"])
             }
         }
     }

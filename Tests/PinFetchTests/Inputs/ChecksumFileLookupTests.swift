@@ -4,8 +4,8 @@ import Testing
 @testable import PinFetch
 @testable import PinFetchCLI
 
-/// `--checksum-file` finds the entry by the URL's path first (issue 12, point 3): the longest
-/// suffix, so trees and renamed outputs find their line.
+/// `--checksum-file` finds the entry by the URL's path first: the longest suffix, so trees and
+/// renamed outputs find their line.
 struct ChecksumFileLookupTests {
     typealias Known = ChecksumFileTests
 
@@ -44,7 +44,7 @@ struct ChecksumFileLookupTests {
         ("\(Known.hexA)  a/app\n\(Known.hexB)  ./a/app\n", "https://h/a/app", "app", "two different"),
         ("\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin", "no checksum for 'b.bin'"),
         ("\(Known.md5)  b.bin\n\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin", "only md5"),
-        // Second outsider pass, finding 6: darwin's digest was used for the linux file.
+        // Never darwin's digest for the linux file.
         ("\(Known.hexB)  darwin/arm64/tool\n", "https://h/linux/amd64/tool", "tool", "in another directory"),
         ("\(Known.hexB)  dist/app.tgz\n", "https://h/v1/app.tgz", "app.tgz", "'dist/app.tgz' (line 1)"),
     ])

@@ -118,4 +118,23 @@ extension ChecksumFileTests {
         let error = #expect(throws: PinFetchError.self) { try file.pin(for: "app") }
         #expect(error?.message.contains("two different sha256 checksums for 'app'") == true)
     }
+
+    /// User input: a checksum file and a manifest with a Latin-1 name.
+    @Test func `a name that is not UTF-8 is refused where it would name a download, skipped in lookups`() async throws {
+        let latin1 = Array("\(Fixtures.sha256A)  ok\n\(Fixtures.sha256B)  caf".utf8) + [0xE9, 0x0A]
+        let file = try ChecksumFile(parsing: latin1)
+        #expect(file.entries.map(\.name) == ["ok"] && file.undecodableLines == [2])
+        #expect(try file.pin(for: "ok").digest == Pin.bytes(fromHex: Fixtures.sha256A))
+        #expect(throws: PinFetchError.self) { try file.pin(for: "caf\u{FFFD}") }
+        let error = #expect(throws: PinFetchError.self) { try Manifest(checksumFile: file, baseURL: "http://h/") }
+        #expect(error?.message.contains("line 2") == true && error?.code == .usage)
+        try await withTemporaryDirectory { directory in
+            let manifest = Array("http://127.0.0.1:9/a ok\nhttp://127.0.0.1:9/b caf".utf8) + [0xE9, 0x0A]
+            _ = FileManager.default.createFile(atPath: "\(directory)/m", contents: Data(manifest))
+            let run = await runCLI(quietOnce + ["-P", "\(directory)/o", "-i", "\(directory)/m"])
+            #expect(run.status == 2)
+            #expect(run.standardError.contains("line 2 is not UTF-8"), "\(run.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: "\(directory)/o"))
+        }
+    }
 }

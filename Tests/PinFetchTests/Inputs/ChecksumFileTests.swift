@@ -3,9 +3,9 @@ import Testing
 
 @testable import PinFetch
 
-/// `ChecksumFile`: the shapes of `SHA256SUMS` and friends as release pages publish them
-/// (DESIGN.md, `--checksum-file`). Digests are made-up hex; the expected pins are built from raw
-/// bytes, not parsed.
+/// `ChecksumFile`: the shapes of `SHA256SUMS` and friends as release pages publish them, read for
+/// `--checksum-file`. Digests are made-up hex; the expected pins are built from raw bytes, not
+/// parsed.
 struct ChecksumFileTests {
     /// SHA-256-sized digests: 0xAA × 32, 0x0123…EF × 4, 0xDD × 32.
     static let hexA = String(repeating: "a", count: 64)

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// A pin where pip and PyPI's simple index keep it: `URL#sha256=HEX` (issue 12, point 3). Before,
-/// the fragment was ignored and a wrong digest in it still downloaded with exit 0.
+/// A pin where pip and PyPI's simple index keep it: `URL#sha256=HEX`. It is checked, never
+/// ignored: a wrong digest in it is a mismatch, a malformed one bad input.
 struct FragmentPinTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
 
@@ -36,7 +36,7 @@ struct FragmentPinTests {
         ["URL#sha256=\(Fixtures.sha256A)", "URL#sha256=\(Fixtures.sha256B)"],
         ["--checksum", "sha512:\(String(repeating: "a", count: 128))", "URL#sha256=\(Fixtures.sha256A)"],
         ["URL#sha256=nothex"],
-        // Outsider finding H2: each of these was ignored, and the file downloaded unverified with exit 0.
+        // Each of these looks like a pin: ignored, the file would download unverified with exit 0.
         ["URL#sha256="], ["URL#sha256"], ["URL#SHA-256=\(Fixtures.sha256A)"], ["URL#egg=x&md5=0123"],
         ["URL#sha512=\(Fixtures.sha256A)"], ["URL#egg=x&sha_256=\(Fixtures.sha256A)"],
     ])
@@ -87,8 +87,8 @@ struct FragmentPinTests {
         }
     }
 
-    /// Second outsider pass, finding 10: with a remote checksum file, a malformed fragment pin
-    /// was found only after that file's fetch (exit 8 and two lines when it failed).
+    /// With a remote checksum file, a malformed fragment pin is found before that file's fetch,
+    /// not after it (exit 8 and two lines when that fetch failed).
     @Test func `a malformed fragment pin is bad input before a remote checksum file is fetched`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             server.faults = TestFaults(status: 404)

@@ -4,7 +4,7 @@ import Testing
 @testable import PinFetch
 
 /// `Manifest`: `URL [URL ...] [checksum] [output]` lines, checksum files under a base URL, and
-/// `--shard K/N` (DESIGN.md, "Many files — the agreed forms").
+/// `--shard K/N`.
 struct ManifestTests {
     /// 0xAA × 32 (SHA-256) and 0xCC × 64 (SHA-512), as hex and base64.
     static let hexA = String(repeating: "a", count: 64)
@@ -312,11 +312,11 @@ struct ManifestTests {
         BadChecksumFile(text: "\(hexA)  a.bin\n", baseURL: "ftp://m.example/", reason: "base URL"),
         BadChecksumFile(text: "\(hexA)  a.bin\n", baseURL: "m.example/dist/", reason: "base URL"),
         BadChecksumFile(text: "\(hexA)  a.bin\n", baseURL: "", reason: "base URL"),
-        // Outsider finding L5: the names were appended after the fragment.
+        // The names would go after the fragment.
         BadChecksumFile(text: "\(hexA)  a.bin\n", baseURL: "https://m.example/d/#x", reason: "fragment"),
     ]
 
-    /// Outsider finding L5: the names were appended after the query (`…/d?sig=Xa.bin`).
+    /// Each name goes onto the base URL's path, before its query (never `…/d?sig=Xa.bin`).
     @Test(arguments: ["https://m.example/d?sv=1&sig=S", "https://m.example/d/?sv=1&sig=S"])
     func `a base URL's query follows each name`(baseURL: String) throws {
         let file = try Self.checksumFile("\(Self.hexA)  a.bin\n\(Self.hexB)  sub/b c\n")

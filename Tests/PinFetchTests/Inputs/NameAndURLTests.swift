@@ -4,8 +4,9 @@ import Testing
 @testable import PinFetch
 @testable import PinFetchCLI
 
-/// Names and URLs are clean (issue 10, point 7): a name taken from a URL follows the rules of
-/// every other output name, and a URL longer than 8 KiB is bad input with a short message.
+/// Names and URLs are clean: a name taken from a URL follows the rules of every other output name
+/// (room for its sidecars included), a URL longer than 8 KiB is bad input with a short message,
+/// and what a message echoes is escaped.
 struct NameAndURLTests {
     @Test(arguments: [
         "http://h/invoice%E2%80%AEfdp.exe",  // U+202E, shown as "invoiceexe.pdf"
@@ -40,8 +41,8 @@ struct NameAndURLTests {
         #expect(try HTTPURL("http://h/" + String(repeating: "a", count: 8183)).text.utf8.count == 8192)
     }
 
-    /// Issue 10, point 6: what a terminal or a CI log shows. Progress bars, a retry, the result
-    /// line and `--json` never show a password or the value of a signing query parameter.
+    /// What a terminal or a CI log shows: progress bars, a retry, the result line and `--json`
+    /// never show a password or the value of a signing query parameter.
     @Test func `secrets never reach a progress line, an error or the JSON line`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             server.faults = TestFaults(bytesPerSecond: 1_500_000)  // long enough for a progress line
@@ -61,6 +62,41 @@ struct NameAndURLTests {
                 }
                 #expect(run.string("url")?.contains("alice:***@") == true)
                 #expect(listing(directory) == ["file"])
+            }
+        }
+    }
+
+    /// User input: an output name with ESC, CR and U+202E, echoed by a mismatch's message.
+    @Test func `messages escape what they echo: a name with ESC, CR and U+202E stays on its line`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let name = "\(directory)/\u{1B}[2J\rOK\u{202E}"
+                let run = await runCLI(["--retries", "0", "--sha256", Fixtures.sha256B, "-o", name, server.url()])
+                #expect(run.status == 9)
+                #expect(!run.standardError.contains("\u{1B}") && !run.standardError.contains("\r"))
+                #expect(!run.standardError.unicodeScalars.contains("\u{202E}"))
+                #expect(run.standardError.contains("\\u{1B}[2J\\u{D}OK\\u{202E}"), "\(run.standardError)")
+            }
+        }
+    }
+
+    /// User input: a file name one byte longer than its sidecars leave room for, and one that fits.
+    @Test func `a file name too long for its sidecars is bad input, one that fits works`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let long = String(repeating: "a", count: SafeFileName.maximumNameBytes + 1)
+                let single = await runCLI(quietOnce + ["-o", "\(directory)/\(long)", server.url()])
+                #expect(single.status == 2, "\(single.standardError)")
+                #expect(single.standardError.contains("255-byte limit"))
+                try "\(server.url()) sub/\(long)\n".write(toFile: "\(directory)/m", atomically: true, encoding: .utf8)
+                let batch = await runCLI(quietOnce + ["-P", "\(directory)/out", "-i", "\(directory)/m"])
+                #expect(batch.status == 2, "\(batch.standardError)")
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory) == ["m"])
+                let fits = String(repeating: "b", count: SafeFileName.maximumNameBytes)
+                let run = await runCLI(quietOnce + ["-o", "\(directory)/\(fits)", server.url()])
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(fileHolds("\(directory)/\(fits)", Fixtures.a))
             }
         }
     }

@@ -3,8 +3,8 @@ import Testing
 
 @testable import PinFetch
 
-/// `Pin(parsing:)` and `Pin(sha256Hex:)`: every spelling of `--sha256` and `--checksum`
-/// (DESIGN.md, "Command line"), checked against published test vectors of "abc".
+/// `Pin(parsing:)` and `Pin(sha256Hex:)`: every spelling of `--sha256` and `--checksum` that the
+/// command line takes, checked against published test vectors of "abc".
 struct PinTests {
     /// SHA-256("abc"), FIPS 180-2 appendix B.1.
     static let sha256Hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

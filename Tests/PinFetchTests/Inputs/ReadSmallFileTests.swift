@@ -23,4 +23,12 @@ struct ReadSmallFileTests {
         let maps = FileSystem.readSmallFile("/proc/self/maps", limit: 1 << 24)  // usually past 4 KiB
         #expect((maps?.count ?? 0) > 4096 && maps?.last == 0x0A)
     }
+
+    /// Planted file: a FIFO where gc reads a checkpoint.
+    @Test func `a FIFO swapped in where gc reads a checkpoint is not waited on`() async throws {
+        try await withTemporaryDirectory { directory in
+            #expect(mkfifo("\(directory)/x.part.state", 0o644) == 0)
+            #expect(FileSystem.readSmallFile("\(directory)/x.part.state", limit: 1024) == nil)  // at once
+        }
+    }
 }

@@ -4,7 +4,7 @@ import Testing
 @testable import PinFetch
 
 /// `SafeFileName`: output names stay inside `-P DIR`, and `Content-Disposition` names are reduced
-/// to a base name (DESIGN.md, "Many files"; RFC 6266, RFC 8187).
+/// to a base name (RFC 6266, RFC 8187).
 struct SafeFileNameTests {
     struct Resolved: Sendable, CustomTestStringConvertible {
         var output: String
@@ -70,7 +70,7 @@ struct SafeFileNameTests {
         String(repeating: "n", count: 241),
         String(repeating: "s", count: 256) + "/n",
         "d/" + String(repeating: "é", count: 128),
-        // C1 controls and bidirectional overrides (issue 10, point 7): the name shown is not the name.
+        // C1 controls and bidirectional overrides: the name shown is not the name.
         "a\u{85}b",
         "\u{9B}31mred",
         "invoice\u{202E}fdp.exe",

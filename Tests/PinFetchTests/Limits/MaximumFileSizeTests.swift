@@ -4,9 +4,9 @@ import Testing
 @testable import PinFetch
 @testable import PinFetchCLI
 
-/// `--max-filesize` (issue 10, point 5): an answer announcing more fails before its body, a body
-/// without a length stops where it passes the bound, both exit 7 with the partial removed; a
-/// remote checksum file or manifest stops at 16 MiB while it streams.
+/// `--max-filesize`: an answer announcing more fails before its body, a body without a length
+/// stops where it passes the bound, both exit 7 with the partial removed, and a larger cache entry
+/// is not placed; a remote checksum file or manifest stops at 16 MiB while it streams.
 struct MaximumFileSizeTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
 
@@ -80,6 +80,19 @@ struct MaximumFileSizeTests {
                     "\(run.standardError)"
                 )
                 #expect(listing(directory).isEmpty)
+            }
+        }
+    }
+
+    /// User input: a --max-filesize smaller than a file the cache holds.
+    @Test func `--max-filesize holds for a cache entry too`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let pinned = quietOnce + ["--cache-dir", "\(directory)/c", "--sha256", Fixtures.sha256A]
+                #expect(await runCLI(pinned + ["-o", "\(directory)/x", server.url()]).status == 0)
+                let bounded = await runCLI(pinned + ["--max-filesize", "1000", "-o", "\(directory)/y", server.url()])
+                #expect(bounded.status == 7)
+                #expect(!FileSystem.exists("\(directory)/y"))
             }
         }
     }

@@ -2,9 +2,9 @@ import Foundation
 import PinFetch
 import Testing
 
-/// Talking to the user and bounding the time (issue 11, points 4 and 5): `-v` shows requests,
-/// the answers' deciding fields and decisions; retries print a line unless `-q`; `--max-time`
-/// bounds a file's whole fetch and `--limit-rate` its speed.
+/// Talking to the user and bounding the speed: `-v` shows requests, the answers' deciding fields
+/// and decisions; retries print a line unless `-q`; `--limit-rate` bounds a file's speed (and
+/// `MaximumTimeTests` its time).
 struct VerboseAndLimitTests {
     static let resource = AnswerEndToEndTests.resourceA
 
@@ -67,59 +67,6 @@ struct VerboseAndLimitTests {
     @Test func `-v and -q together are bad input`() async {
         let run = await runCLI(["-v", "-q", "http://127.0.0.1:9/x"])
         #expect(run.status == 2)
-    }
-
-    @Test func `--max-time ends a slow file with exit 4 and keeps its partial`() async throws {
-        try await withTestHTTPServer(serving: Self.resource) { server in
-            server.faults = TestFaults(bytesPerSecond: 40_000)  // 26 s for the whole file
-            try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    ["-q", "--json", "--max-time", "1", "-o", "\(directory)/out.bin", server.url()]
-                )
-                #expect(run.elapsed < 15)  // 1 s, on a busy machine
-                #expect(run.status == 4)
-                #expect(run.standardError.contains("--max-time of 1 s reached (at byte "), "\(run.standardError)")
-                let partial = run.json["partial"] as? [String: Any]
-                #expect(((partial?["bytes"] as? NSNumber)?.intValue ?? 0) > 0)
-            }
-        }
-    }
-
-    /// Found by an outsider: a file that waited for a connection, then ran into --max-time with
-    /// bytes still coming, ended "last: …: Callback aborted" (libcurl's words for pinfetch's own
-    /// stop at the deadline).
-    @Test func `--max-time reached mid-body after a wait for a connection says so in plain words`() async throws {
-        try await withTestHTTPServer(serving: Self.resource) { server in
-            server.faults = TestFaults(bytesPerSecond: 500_000)  // about 2 s a file
-            try await withTemporaryDirectory { directory in
-                let jobs = (0..<2).map {
-                    FetchJob(mirrors: [server.url("/f\($0)")], destination: "\(directory)/f\($0)")
-                }
-                var options = FetchOptions()
-                options.maximumConnectionsPerHost = 1
-                options.maximumTime = 3  // the second file waits about 2 s, then has 1 s
-                options.retries = 0
-                let results = await Fetcher(options: options).run(jobs, parallelism: 2)
-                // Whichever got the connection second waited for it.
-                let failures = results.compactMap(\.error)
-                let message = failures.first?.message ?? ""
-                #expect(failures.count == 1 && failures[0].code == .network, "\(failures)")
-                #expect(message.contains("--max-time of 3 s reached"), "\(message)")
-                #expect(!message.localizedCaseInsensitiveContains("callback"), "\(message)")
-            }
-        }
-    }
-
-    @Test func `--max-time counts the waits between retries`() async throws {
-        try await withTestHTTPServer(serving: Self.resource) { server in
-            server.faults = TestFaults(status: 503, retryAfter: "30")
-            try await withTemporaryDirectory { directory in
-                let run = await runCLI(["-q", "--json", "--max-time", "2", "-o", "\(directory)/out.bin", server.url()])
-                #expect(run.elapsed < 20)  // not the 30 s Retry-After
-                #expect(run.status == 4)
-                #expect(server.getRequests.count == 1)
-            }
-        }
     }
 
     @Test func `--limit-rate slows the transfer to about that rate`() async throws {

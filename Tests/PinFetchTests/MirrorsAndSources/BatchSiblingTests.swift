@@ -54,7 +54,7 @@ struct BatchSiblingTests {
     }
 
     /// If the first fails, the next downloads from its own URLs and the rest are copies of it
-    /// (an outsider saw every later entry download on its own).
+    /// (not every later entry downloading on its own).
     @Test(arguments: [1, 3])
     func `a first entry that failed hands over to the next one pinned the same`(
         jobs parallelism: Int

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PinFetch
 
-/// `pinfetch gc --cache-dir DIR --max-size SIZE` (issue 10, point 3): the least recently used
+/// `pinfetch gc --cache-dir DIR --max-size SIZE`: the least recently used
 /// entries go first, and nothing but entries and abandoned temporaries is ever removed.
 struct CacheCollectorTests {
     static let hour: TimeInterval = 3_600

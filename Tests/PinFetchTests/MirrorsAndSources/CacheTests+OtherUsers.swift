@@ -4,7 +4,7 @@ import Testing
 
 @testable import PinFetch
 
-/// A cache another user can write must not decide what root's destination holds (issue 10): the
+/// A cache another user can write must not decide what root's destination holds: the
 /// second user (`nobody`) plants entries with the right bytes through `setpriv`; root's run
 /// warns, ignores them, downloads, and its destination is root's own file.
 @Suite(

@@ -4,8 +4,8 @@ import Testing
 
 @testable import PinFetch
 
-/// The cache holds independent copies, is opt-in, and trusts only what its user wrote (issue 10,
-/// point 3). The multi-user cases need root to act as a second user (`nobody`, via `setpriv`).
+/// The cache holds independent copies, is opt-in, and trusts only what its user wrote. The
+/// multi-user cases need root to act as a second user (`nobody`, via `setpriv`).
 struct CacheTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
     static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }

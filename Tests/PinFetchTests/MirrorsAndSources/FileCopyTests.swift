@@ -5,7 +5,7 @@ import Testing
 
 @testable import PinFetch
 
-/// The cache's copies (issue 10): a reflink where the file system can, else a copy. This file
+/// The cache's copies: a reflink where the file system can, else a copy. This file
 /// system has no reflinks, so the reflink path is driven through the ``FileCopy/Clone`` seam.
 struct FileCopyTests {
     static let content = (0..<(3 << 20) + 12_345).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }

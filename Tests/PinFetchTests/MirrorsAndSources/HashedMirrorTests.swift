@@ -2,7 +2,7 @@ import Foundation
 import PinFetch
 import Testing
 
-/// Hash-addressed mirrors (issue 16, point 3): asked first for a pinned file, verified like any
+/// Hash-addressed mirrors: asked first for a pinned file, verified like any
 /// mirror; a miss or other bytes move on to the file's own URLs.
 struct HashedMirrorTests {
     static let body = Array("hash-addressed content\n".utf8)
@@ -74,7 +74,7 @@ struct HashedMirrorTests {
 
     @Test(arguments: [
         "https://store.example.org/{algo}/", "ftp://store.example.org/{hex}", "store/{hex}",
-        // Found by an outsider: the message showed the template as given, secrets too.
+        // The message shows the template without its secrets.
         "http://u:PWSECRET@store.test/x?token=TOKSECRET", "ftp://u:PWSECRET@store.test/{hex}?token=TOKSECRET",
         "http://u:PWSECRET@store.test/{hex}?token=TOKSECRET#x",
     ])

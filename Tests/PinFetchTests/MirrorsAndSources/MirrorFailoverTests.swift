@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// A mirror that lies (issue 12, point 1): a mismatch on one mirror moves to the next from
-/// byte 0; exit 9 only when every mirror that answered sent other bytes.
+/// A mirror that lies: a mismatch on one mirror moves to the next, and costs only the lying
+/// mirror's bytes; exit 9 only when every mirror that answered sent other bytes.
 struct MirrorFailoverTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
     static var resourceB: TestResource { TestResource(body: Fixtures.b, etag: Fixtures.etagB) }
@@ -31,7 +31,7 @@ struct MirrorFailoverTests {
         }
     }
 
-    /// Outsider finding: the hand-over was shown only with `-v`; a lying mirror is worth a line.
+    /// A lying mirror is worth a line: the hand-over is shown without `-v` too.
     @Test func `a hand-over after a mismatch is one line on stderr without -v, none with -q`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
             try await withTestHTTPServer(serving: Self.resourceB) { lying in
@@ -92,6 +92,91 @@ struct MirrorFailoverTests {
                     #expect(again.string("status") == "already-complete")
                     #expect(again.json["source"] is NSNull)
                     #expect((again.json["mirrors"] as? [Any])?.isEmpty == true)
+                }
+            }
+        }
+    }
+
+    /// Lying mirror: listed first, it hands over to a good one, which then dies mid-body.
+    @Test func `a good mirror failing mid-body after a hand-over keeps its partial, exit 4`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+            try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, lying.url(), good.url()]
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                    let first = await runCLI(arguments)
+                    #expect(first.status == 4, "\(first.standardError)")
+                    #expect(FileManager.default.fileExists(atPath: output + ".part.state"))
+                    #expect(!FileManager.default.fileExists(atPath: output))
+                    let second = await runCLI(arguments)
+                    #expect(second.status == 0, "\(second.standardError)")
+                    #expect(second.string("status") == "resumed")
+                    #expect(good.getRequests.last?.header("Range") == "bytes=400000-")
+                    #expect(lying.getRequests.count == 1)  // the rerun went where the partial came from
+                    #expect(fileHolds(output, Fixtures.a))
+                }
+            }
+        }
+    }
+
+    /// Lying mirror: a Repr-Digest that disagrees with its body, and no pin.
+    @Test func `a server digest mismatch moves to the next mirror, pin or not`() async throws {
+        var lyingHead = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
+        lyingHead.extraHeaders = [("Repr-Digest", DigestFieldTests.field("sha-256", Fixtures.sha256B))]
+        try await withTestHTTPServer(serving: lyingHead) { first in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { second in
+                try await withTemporaryDirectory { directory in
+                    let run = await runCLI(Self.quiet + ["-o", "\(directory)/o", first.url(), second.url()])
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(second.getRequests.count == 1)
+                    #expect(fileHolds("\(directory)/o", Fixtures.a))
+                }
+            }
+        }
+    }
+
+    /// Lying mirror: listed first, its bytes past a good mirror's pinned partial are other bytes.
+    @Test func `a lying mirror's tail costs only the tail`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+            try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, lying.url(), good.url()]
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 150_000))
+                    #expect(await runCLI(arguments).status == 4)  // lying from 0, then good cut at 150,000
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 1000))
+                    good.enqueueFaults(TestFaults(closeAfterBodyBytes: 1000))
+                    let second = await runCLI(arguments)
+                    #expect(second.status == 4, "\(second.standardError)")
+                    let lyingRanges = lying.getRequests.compactMap { $0.header("Range") }
+                    #expect(lyingRanges == ["bytes=151000-"], "\(lyingRanges)")  // its tail was tried once
+                    let kept = try #require(
+                        FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int
+                    )
+                    #expect(kept == 152_000)
+                    let third = await runCLI(arguments)
+                    #expect(third.status == 0, "\(third.standardError)")
+                    #expect(third.int("resumed_from") == 152_000)
+                    #expect(fileHolds(output, Fixtures.a))
+                }
+            }
+        }
+    }
+
+    /// Lying mirror: the prefix of a pinned partial, continued on a good mirror once it is no longer listed.
+    @Test func `a wrong prefix from a mirror no longer listed is replaced from byte 0`() async throws {
+        try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
+            try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
+                try await withTemporaryDirectory { directory in
+                    let output = "\(directory)/o"
+                    lying.enqueueFaults(TestFaults(closeAfterBodyBytes: 100_000))
+                    let pin = ["--sha256", Fixtures.sha256A]
+                    #expect(await runCLI(Self.quiet + pin + ["-o", output, lying.url()]).status == 4)
+                    let run = await runCLI(Self.quiet + pin + ["-o", output, good.url()])
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(good.getRequests.map { $0.header("Range") } == ["bytes=100000-", nil])
+                    #expect(fileHolds(output, Fixtures.a))
                 }
             }
         }

@@ -5,7 +5,7 @@ import Testing
 @testable import PinFetchCLI
 
 /// The remote cache against real nginx set up as Bazel's documentation describes (`location
-/// /cache/` with `dav_methods PUT` and `create_full_put_path on`; issue 16): a miss, an upload,
+/// /cache/` with `dav_methods PUT` and `create_full_put_path on`): a miss, an upload,
 /// then a hit with no request to the origin; a corrupt blob; uploads refused.
 extension ProcessTests {
     static let cachedTool = Self.pseudoRandomContent(300_000, seed: 1616)

@@ -2,9 +2,9 @@ import Foundation
 import PinFetch
 import Testing
 
-/// The remote cache's read path (issue 16): a pinned file comes from `<cache>/cas/<hex>` when
-/// the blob there is right; a miss, a wrong blob, or a cache that is down or slow only costs a
-/// line, and the file comes from its mirror.
+/// The remote cache's read path: a pinned file comes from `<cache>/cas/<hex>` when the blob there
+/// is right; a miss, a wrong blob, or a cache that is down, slow or dead only costs a line (a dead
+/// one once a run), and the file comes from its mirror.
 struct RemoteCacheTests {
     static let body = Array("a pinned toolchain\n".utf8)
 
@@ -33,6 +33,20 @@ struct RemoteCacheTests {
     static func mirrors(_ run: CLIRun) -> [String] {
         (run.json["mirrors"] as? [[String: Any]] ?? []).map {
             "\($0["url"] as? String ?? "?") \($0["outcome"] as? String ?? "?")"
+        }
+    }
+
+    /// The cache answers every path with `body` under `faults`.
+    static func withHostileCache(
+        _ faults: TestFaults,
+        body: [UInt8] = Self.body,
+        _ run: (TestHTTPServer, TestHTTPServer) async throws -> Void
+    ) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: body)) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                cache.faults = faults
+                try await run(cache, origin)
+            }
         }
     }
 
@@ -96,7 +110,7 @@ struct RemoteCacheTests {
                     #expect(warned == (kind != "miss"), "\(run.standardError)")  // a miss is quiet
                     // What the cache sent is reported too: listed before the origin, and counted.
                     let blob = cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))")
-                    // A body cut short is named as a mirror's would be (found by an outsider).
+                    // A body cut short is named as a mirror's would be.
                     let outcomes = [
                         "miss": [], "wrong blob": ["\(blob) mismatch"], "refused": ["\(blob) serverResponse"],
                         "cut short": ["\(blob) network"],
@@ -160,7 +174,7 @@ struct RemoteCacheTests {
         #expect(run.standardError.contains("--remote-cache"))
     }
 
-    /// Found by an outsider: the message showed the URL as given, password and signature too.
+    /// The message shows the URL without its password, signature or token.
     @Test(arguments: [
         "http://u:PWSECRET@cache.test/bazel/?X-Amz-Signature=AMZSECRET#access_token=FRAGSECRET",
         "ftp://u:PWSECRET@cache.test/?token=TOKSECRET", "http://u:PWSECRET@[::1/x?token=TOKSECRET",
@@ -174,5 +188,90 @@ struct RemoteCacheTests {
         #expect(!run.standardError.contains("SECRET"), "\(run.standardError)")
         #expect(run.standardError.split(separator: "\n").count == 1, "\(run.standardError)")
         if url.contains("#") { #expect(run.standardError.contains("fragment"), "\(run.standardError)") }
+    }
+
+    /// Hostile cache: a blob at 1 kB/s, or one without a Content-Length.
+    @Test(arguments: ["trickle", "no length"])
+    func `a blob that trickles or has no length is given up, and the origin used`(kind: String) async throws {
+        var faults = TestFaults()
+        if kind == "trickle" { faults.bytesPerSecond = 1000 } else { faults.omitContentLength = true }
+        let big = Array(repeating: UInt8(ascii: "z"), count: 200_000)
+        try await Self.withHostileCache(faults, body: big) { cache, origin in
+            try await withTemporaryDirectory { directory in
+                let run = await Self.fetch(
+                    cache.baseURL,
+                    origin,
+                    to: directory + "/t",
+                    extra: ["--remote-cache-timeout", "1"]
+                )
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(contents(directory + "/t") == Self.body)
+                #expect(run.elapsed < 30)  // 200 kB at 1 kB/s is 200 s
+                #expect(origin.getRequests.count == 1)
+                let why = kind == "trickle" ? "too slow or silent" : "without a Content-Length"
+                #expect(run.standardError.contains(why), "\(run.standardError)")
+            }
+        }
+    }
+
+    /// Dead cache: a remote cache that sends no blob, for a batch of four files.
+    @Test func `a dead cache is asked once per run, not once per file`() async throws {
+        var faults = TestFaults()
+        faults.stallAfterBodyBytes = 0
+        try await Self.withHostileCache(faults) { cache, origin in
+            // Four files of their own (four pinned the same would be one download and three copies).
+            origin.handler = { request, _ in
+                TestResponse(status: 200, body: ManifestFetchTests.body(Int(request.target.dropFirst(2)) ?? 0))
+            }
+            try await withTemporaryDirectory { directory in
+                let lines = (0..<4).map {
+                    "\(origin.url("/f\($0)")) sha256:\(Fixtures.sha256(ManifestFetchTests.body($0))) f\($0)"
+                }
+                try (lines.joined(separator: "\n") + "\n").write(
+                    toFile: directory + "/list",
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let run = await runCLI([
+                    "-q", "--remote-cache", cache.baseURL, "--remote-cache-timeout", "1", "-i", directory + "/list",
+                    "-P",
+                    directory + "/out",
+                ])
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(cache.getRequests.count == 1)
+                #expect(origin.getRequests.count == 4)
+                #expect(run.standardError.contains("not asking it again"), "\(run.standardError)")
+            }
+        }
+    }
+
+    /// User input: a --remote-cache URL with a query (a token).
+    @Test func `a cache URL with a query gets /cas/HEX on its path, the query kept`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                let hex = Fixtures.sha256(Self.body)
+                cache.handler = { request, _ in
+                    guard request.target == "/bazel/cas/\(hex)?token=abc" else { return TestResponse(status: 404) }
+                    return TestResponse(status: 200, body: Self.body)
+                }
+                try await withTemporaryDirectory { directory in
+                    let run = await Self.fetch(cache.baseURL + "/bazel/?token=abc", origin, to: directory + "/t")
+                    #expect(run.status == 0, "\(run.standardError)")
+                    #expect(run.string("cache") == "remote", "\(cache.getRequests.map(\.target))")
+                    #expect(origin.requests.isEmpty)
+                }
+            }
+        }
+    }
+
+    /// User input: a --remote-cache-header that frames or routes the request, or is no header.
+    @Test(arguments: ["Content-Length: 5", "Transfer-Encoding: chunked", "Host: evil.example", "bad header"])
+    func `a remote cache header that frames or routes the request is exit 2`(header: String) async {
+        let run = await runCLI([
+            "--remote-cache", "http://cache.test", "--remote-cache-header", header, "--sha256",
+            String(repeating: "a", count: 64), "http://h.test/f",
+        ])
+        #expect(run.status == 2, "\(run.standardError)")
+        #expect(run.standardError.contains("--remote-cache-header"), "\(run.standardError)")
     }
 }

@@ -177,7 +177,7 @@ struct EndToEndTests {
 
     // MARK: - Files
 
-    /// The names in `directory` but the lock file, which may stay after a run (DESIGN.md).
+    /// The names in `directory` but the lock file, which may stay after a run.
     static func leftovers(_ directory: String) -> [String] {
         listing(directory).filter { !$0.hasSuffix(".part.lock") }
     }

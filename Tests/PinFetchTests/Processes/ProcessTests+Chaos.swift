@@ -4,8 +4,9 @@ import Testing
 
 @testable import PinFetch
 
-/// Issue 9: a kill loses at most what came since the last light checkpoint; a power loss that
-/// damages the end of `.part` never gets a wrong byte counted.
+/// Kills and signals: a kill loses at most what came since the last light checkpoint; a power loss
+/// that damages the end of `.part` never gets a wrong byte counted; a stop signal is never lost,
+/// however early it comes, and ends a long re-hash at once.
 extension ProcessTests {
     static let mebibyte = 1 << 20
 
@@ -125,7 +126,7 @@ extension ProcessTests {
         }
     }
 
-    /// Issue 9's measurement, end to end with nginx: 64 MiB at 24 MiB/s (`limit_rate`), killed
+    /// What a kill costs, measured end to end with nginx: 64 MiB at 24 MiB/s (`limit_rate`), killed
     /// at about 30 MiB; the rerun resumes at 22 MiB or more.
     @Test func `nginx at 24 MiB/s: killed at 30 MiB, the rerun resumes at 22 MiB or more`() async throws {
         let content = Self.pseudoRandomContent(64 << 20, seed: 0x6e67_696e)
@@ -156,9 +157,9 @@ extension ProcessTests {
         }
     }
 
-    /// Found by an outsider: a signal while a partial of gigabytes is hashed again (a checkpoint
-    /// from another OpenSSL) took effect only once the hash was done. Now it ends the run within
-    /// a piece of 1 MiB, with the partial and its checkpoint as they were.
+    /// A signal while a partial of gigabytes is hashed again (a checkpoint from another OpenSSL)
+    /// ends the run within a piece of 1 MiB, not once the hash is done, with the partial and its
+    /// checkpoint as they were.
     @Test func `a signal during a long re-hash ends the run at once and keeps the partial`() async throws {
         try await withTemporaryDirectory { work in
             let downloads = try EndToEndTests.makeDirectory(work + "/downloads")
@@ -192,6 +193,27 @@ extension ProcessTests {
             #expect(Self.fileSize(destination + ".part") == Int(size))
             let unchanged = contents(destination + ".part.state") == state  // (a Bool: no byte dump on failure)
             #expect(unchanged)
+        }
+    }
+
+    /// Signal: a SIGINT 0 to 25 ms after the start, before or while pinfetch sets up its watcher.
+    @Test func `a SIGINT in the first milliseconds is never lost`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                for step in 0..<100 {
+                    let child = try ChildProcess(
+                        try EndToEndTests.pinfetchExecutable(),
+                        EndToEndTests.quiet + ["--limit-rate", "50K", "-o", "\(directory)/o\(step)", server.url()],
+                        logs: "\(directory)/log\(step)"
+                    )
+                    defer { child.stop() }
+                    try await Task.sleep(for: .microseconds(step * 250))
+                    child.signal(SIGINT)
+                    let ended = try await child.wait(timeout: .seconds(10))  // 1 MiB at 50 KiB/s: 20 s
+                    let early = "after \(Double(step) / 4) ms: \(ended)"
+                    #expect(ended == .exited(130) || ended == .signalled(SIGINT), "\(early)")
+                }
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Downloads through a real forward proxy (squid, issue 11, point 3): a resume passes `Range` and
+/// Downloads through a real forward proxy (squid): a resume passes `Range` and
 /// `If-Range` through it, HTTPS goes through `CONNECT`, a 407 is exit 6, and proxy credentials
 /// are never shown.
 extension ProcessTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Trust anchors from the environment and client certificates (issue 11, point 2), against
+/// Trust anchors from the environment and client certificates, against
 /// nginx over HTTPS with a CA made for the test.
 extension ProcessTests {
     /// Runs pinfetch with `arguments` and the TLS variables of `environment` (the others empty,

@@ -200,7 +200,7 @@ struct ProcessTests {
 
     /// A version before the checkpoint slots, killed between the creation of
     /// `<dest>.part.state.tmp` and its `rename`, left the temporary file behind; the next run
-    /// removes it (DESIGN.md: "After a success only `<dest>` remains"). Planted here, as such a
+    /// removes it (after a success only `<dest>` remains). Planted here, as such a
     /// kill leaves it.
     @Test func `a success removes a checkpoint temporary that a killed run left`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
@@ -314,7 +314,7 @@ struct ProcessTests {
                 let ended = try await waiting.wait(timeout: .seconds(3))
                 #expect(ended == .exited(130), "\(waiting.transcript)")
                 #expect(server.requests.isEmpty)
-                // It never started: `skipped` (DESIGN.md), naming no partial.
+                // It never started: `skipped`, naming no partial.
                 let line = waiting.standardOutput
                 #expect(line.contains(#""status":"skipped""#), "\(line)")
                 #expect(line.contains("not started: the run was interrupted"), "\(line)")

@@ -3,7 +3,7 @@ import Testing
 
 @testable import PinFetch
 
-/// What a resume trusts of a partial (issue 9, point 2): the light span only when it hashes to
+/// What a resume trusts of a partial: the light span only when it hashes to
 /// the light state, a durable record only while its 64 KiB tail is unchanged.
 struct CheckpointRecoveryTests {
     static let content = pseudoRandomBytes(3 << 20, seed: 0x7265_636f)

@@ -4,8 +4,8 @@ import Testing
 
 /// The validator a checkpoint records is held to the rules a server's is held to.
 extension CheckpointTests {
-    /// A forged record's validator must not smuggle headers into `If-Range` (found by an
-    /// outsider: a `Last-Modified` with CR LF in it was sent as three header lines).
+    /// A forged record's validator must not smuggle headers into `If-Range` (a `Last-Modified`
+    /// with CR LF in it would go out as three header lines).
     @Test(arguments: [
         Validator(entityTag: nil, lastModified: nil).with(
             lastModified: "Mon, 01 Jan 2024 00:00:00 GMT\r\nX-Injected: yes",

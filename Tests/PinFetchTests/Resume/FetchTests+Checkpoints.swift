@@ -61,7 +61,7 @@ extension FetchTests {
         }
     }
 
-    /// Issue 9: the 64 KiB before a checkpoint's offset are checked on resume, so a tail that
+    /// The 64 KiB before a checkpoint's offset are checked on resume, so a tail that
     /// changed after the stop (a disk that lost acknowledged bytes, an edit in place) is caught
     /// without a pin, and the download starts over instead of splicing.
     @Test(arguments: [399_999, 400_000 - 65_536])
@@ -83,9 +83,9 @@ extension FetchTests {
         }
     }
 
-    /// Found by an outsider: a resume that cut the partial (bytes past the checkpoint, after a
-    /// kill) left the checkpoint describing the size and mtime before the cut, so a run killed
-    /// before its first byte made the next one take the partial for edited and hash it all again.
+    /// A resume that cuts the partial (bytes past the checkpoint, after a kill) records the new
+    /// size and mtime at once: a checkpoint that still described the partial before the cut would
+    /// make the run after a kill before the first byte take the partial for edited and hash it all.
     @Test func `a resume that cuts the partial records its new size and mtime at once`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in

@@ -4,7 +4,7 @@ import Testing
 @testable import PinFetch
 
 /// The single-file fetch against the in-process server: bytes on disk, digests, exit statuses
-/// and the requests the server saw (issue 2's cases).
+/// and the requests the server saw.
 struct FetchTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
 
@@ -358,6 +358,18 @@ struct FetchTests {
                     )
                 }
             }
+        }
+    }
+
+    /// Dead host: a name that does not resolve, with one retry.
+    @Test func `a retry after a host that did not resolve repeats the network error, exit 4`() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = await runCLI(
+                quietOnce + ["--retries", "1", "-o", "\(directory)/o", "http://nonexist.invalid/x"]
+            )
+            #expect(run.status == 4, "\(run.standardError)")
+            #expect(!run.standardError.contains("bad argument"))
+            #expect(run.int("attempts") == 2)
         }
     }
 }

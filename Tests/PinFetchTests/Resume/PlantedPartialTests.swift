@@ -4,9 +4,9 @@ import Testing
 
 @testable import PinFetch
 
-/// What an outsider planted at `<dest>.part` (issue 10, point 1; found while breaking issue 9):
-/// a symbolic link is never written through, a FIFO is never waited on, and a `.part` replaced
-/// during the download is never renamed onto the destination.
+/// What another user or process planted beside the destination: a symbolic link at `.part` is
+/// never written through, a FIFO is never waited on, a `.part` replaced during the download is
+/// never renamed onto the destination, and files that only look like sidecars are left alone.
 @Suite(.timeLimit(.minutes(1)))
 struct PlantedPartialTests {
     static let resource = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
@@ -101,7 +101,7 @@ struct PlantedPartialTests {
         }
     }
 
-    /// The race an outsider found (issue 10): two processes, `-o x` pinned to A and `-o x.part`
+    /// A race of two processes, `-o x` pinned to A and `-o x.part`
     /// pinned to B. B renames its verified file onto `x.part`, A's partial path; A must never
     /// rename that onto `x`. Run several times, with B starting at different moments.
     @Test func `two runs writing x and x.part never leave x holding the other's bytes`() async throws {
@@ -213,7 +213,7 @@ struct PlantedPartialTests {
         }
     }
 
-    /// Issue 10, point 6: a URL's password and signing values never reach a sidecar, the
+    /// A URL's password and signing values never reach a sidecar, the
     /// sidecars are private (0600), and the verified file gets the usual mode; the resume still
     /// finds its checkpoint (it compares URLs without their secrets).
     @Test func `secrets stay out of the checkpoint, sidecars are 0600, the file gets the usual mode`() async throws {
@@ -243,6 +243,55 @@ struct PlantedPartialTests {
                 #expect(contents(output) == Fixtures.a)
                 let mode = try FileManager.default.attributesOfItem(atPath: output)[.posixPermissions] as? Int
                 #expect(mode == Int(FileSystem.creationMode))
+            }
+        }
+    }
+
+    /// Planted file: the user's own x.part.cache and x.part.state.tmp beside the destination x.
+    @Test func `files named like a placement or an old checkpoint temporary are not pinfetch's to remove`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                for name in ["x.part.cache", "x.part.state.tmp"] {
+                    try Data("mine".utf8).write(to: URL(filePath: "\(directory)/\(name)"))
+                }
+                let run = await runCLI(
+                    quietOnce + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/x", server.url()]
+                )
+                #expect(run.status == 0)
+                #expect(listing(directory) == ["x", "x.part.cache", "x.part.state.tmp"])
+            }
+        }
+    }
+
+    /// Planted file: a FIFO in place of the checkpoint while the download runs.
+    @Test func `a FIFO planted at the checkpoint during the download fails it, and is left alone`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            server.faults = TestFaults(bytesPerSecond: 1_000_000)
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/x"
+                var options = FetchOptions()
+                options.retries = 0
+                options.lightCheckpointPeriod = 0.05
+                let fetch = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !FileSystem.exists(output + ".part"), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                unlink(output + ".part.state")
+                #expect(mkfifo(output + ".part.state", 0o644) == 0)
+                let result = await fetch.value
+                // Planted before the first checkpoint, the FIFO fails the download (exit 3); after
+                // it, checkpoints go on to the open, unlinked file and the download ends well.
+                if let error = result.error {
+                    #expect(error.code == .fileIO, "\(error)")
+                    #expect(!FileSystem.exists(output))
+                } else {
+                    #expect(contents(output) == Fixtures.a)
+                }
+                var info = stat()
+                #expect(lstat(output + ".part.state", &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
             }
         }
     }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import PinFetch
 
-/// Issue 9, point 4: a server that sends no validator at all (no `ETag`, no `Last-Modified`).
+/// A server that sends no validator at all (no `ETag`, no `Last-Modified`).
 /// With a pin its partial is kept and resumed with a plain `Range` (the pin decides); without a
 /// pin there is no resume. Fixture A (or B) is served without validators.
 struct UnvalidatedResumeTests {

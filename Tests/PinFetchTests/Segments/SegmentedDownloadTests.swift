@@ -4,7 +4,7 @@ import Testing
 
 @testable import PinFetch
 
-/// One file over several connections (`--segments`, issue 14), against the in-process server:
+/// One file over several connections (`--segments`), against the in-process server:
 /// the right bytes whatever the pieces' answers, and one stream when segments cannot be trusted.
 struct SegmentedDownloadTests {
     static let etag = "\"v1\""

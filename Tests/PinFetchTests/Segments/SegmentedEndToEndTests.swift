@@ -4,7 +4,7 @@ import Testing
 
 @testable import PinFetch
 
-/// `--segments` against real nginx (issue 14): a segmented download killed with SIGKILL resumes
+/// `--segments` against real nginx: a segmented download killed with SIGKILL resumes
 /// with the pieces its checkpoint lists, fetching only what is missing.
 extension ProcessTests {
     @Test func `a segmented download killed with SIGKILL resumes, keeping the pieces its checkpoint lists`()

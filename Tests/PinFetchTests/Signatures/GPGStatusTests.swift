@@ -2,7 +2,7 @@ import Testing
 
 @testable import PinFetch
 
-/// The verdict read from `gpgv --status-fd` lines (issue 15): only a `VALIDSIG` naming a
+/// The verdict read from `gpgv --status-fd` lines: only a `VALIDSIG` naming a
 /// trusted primary key counts, never the absence of an error.
 struct GPGStatusTests {
     static let primary = "0656D78A8A2CB0C855F5F1FB985A44DB5A6E14C0"

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// OpenPGP-signed checksum files (issue 15): keys made by `gpg` in a temporary `GNUPGHOME`,
+/// OpenPGP-signed checksum files: keys made by `gpg` in a temporary `GNUPGHOME`,
 /// checked by `gpgv` with a keyring of the trusted keys only.
 extension SignedChecksumFileTests {
     /// A `GNUPGHOME` in `directory` with the key pairs `names`, each exported as `<name>.asc`
@@ -180,6 +180,66 @@ extension SignedChecksumFileTests {
                     run.standardError.contains("the signature is not checked (--trusted-key checks it)"),
                     "\(run.standardError)"
                 )
+            }
+        }
+    }
+
+    /// Tool output: gpg's good signature followed by its expired one, of the same key.
+    @Test func `a good signature next to an expired one by the same key counts`() async throws {
+        try await Self.withServer { server, directory in
+            try FileManager.default.createDirectory(atPath: directory + "/out", withIntermediateDirectories: true)
+            try Self.writeSums(in: directory)
+            try await Self.withGPG(in: directory, keys: ["release"]) { gpg in
+                try await gpg([
+                    "--local-user", "release", "--default-sig-expire", "seconds=1", "--detach-sign", "-o",
+                    "\(directory)/old.sig", "\(directory)/SHA256SUMS",
+                ])
+                try await gpg([
+                    "--local-user", "release", "--detach-sign", "-o", "\(directory)/good.sig",
+                    "\(directory)/SHA256SUMS",
+                ])
+                try await Task.sleep(for: .seconds(2))
+                let old = try #require(FileManager.default.contents(atPath: directory + "/old.sig"))
+                let good = try #require(FileManager.default.contents(atPath: directory + "/good.sig"))
+                // The good one first: gpgv 2.2 stops at an expired signature and says nothing of the next.
+                try (good + old).write(to: URL(fileURLWithPath: directory + "/both.sig"))
+                let arguments = [
+                    "--checksum-file", "\(directory)/SHA256SUMS", "--trusted-key", "\(directory)/release.asc",
+                    "--signature",
+                ]
+                let run = await Self.fetch(server, directory, arguments + ["\(directory)/both.sig"])
+                #expect(run.status == 0, "\(run.standardError)")
+                let expired = await Self.fetch(server, directory, arguments + ["\(directory)/old.sig"])
+                #expect(expired.status == 9)
+                #expect(expired.standardError.contains("in a signature that has expired"), "\(expired.standardError)")
+            }
+        }
+    }
+
+    /// Tool output: a file clear-signed by gpg whose line ends in spaces and a tab.
+    @Test func `a clear-signed line with trailing white space reads as gpgv gives it`() async throws {
+        try await Self.withServer { server, directory in
+            try FileManager.default.createDirectory(atPath: directory + "/out", withIntermediateDirectories: true)
+            try "\(Fixtures.sha256(Self.body))  app.bin  \t\n".write(
+                toFile: "\(directory)/SHA256SUMS",
+                atomically: true,
+                encoding: .utf8
+            )
+            try await Self.withGPG(in: directory, keys: ["release"]) { gpg in
+                try await gpg([
+                    "--local-user", "release", "--clearsign", "-o", "\(directory)/SHA256SUMS.asc",
+                    "\(directory)/SHA256SUMS",
+                ])
+                for keys in [[], ["--trusted-key", "\(directory)/release.asc"]] {
+                    try? FileManager.default.removeItem(atPath: directory + "/out/app.bin")
+                    let run = await Self.fetch(
+                        server,
+                        directory,
+                        ["--checksum-file", "\(directory)/SHA256SUMS.asc"] + keys
+                    )
+                    #expect(run.status == 0, "\(keys): \(run.standardError)")
+                    #expect(contents(directory + "/out/app.bin") == Self.body)
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Signed checksum files (issue 15), with keys and signatures made by the real tools from Debian
+/// Signed checksum files, with keys and signatures made by the real tools from Debian
 /// (`minisign`, `gpg` with a temporary `GNUPGHOME`; `.ci/run` installs them): a file is fetched
 /// only when a trusted key signed the checksum file that pins it; anything else is exit 9
 /// before any request for the file, and nothing is created.
@@ -236,6 +236,37 @@ struct SignedChecksumFileTests {
             #expect(run.status == 2)
             #expect(run.standardError.contains("--trusted-key \(directory)/junk.pub"), "\(run.standardError)")
             #expect(server.requests.isEmpty)
+        }
+    }
+
+    /// User input: a manifest whose own pin disagrees with the signed checksum file, then one that agrees.
+    @Test func `a manifest's own pin cannot override the signed checksum file`() async throws {
+        try await Self.withServer { server, directory in
+            try Self.writeSums(in: directory)
+            try await Self.minisignKey("release", in: directory)
+            try await Self.minisign("\(directory)/SHA256SUMS", key: "release", in: directory)
+            let other = Fixtures.sha256(Array("evil\n".utf8))
+            let sign = [
+                "--checksum-file", "\(directory)/SHA256SUMS", "--signature", "\(directory)/SHA256SUMS.minisig",
+                "--trusted-key", "\(directory)/release.pub", "-P", "\(directory)/out",
+            ]
+            try "\(server.url("/app.bin")) sha256:\(other) app.bin\n".write(
+                toFile: directory + "/list",
+                atomically: true,
+                encoding: .utf8
+            )
+            let disagreeing = await runCLI(Self.quiet + sign + ["-i", directory + "/list"])
+            #expect(disagreeing.status == 2, "\(disagreeing.standardError)")
+            #expect(disagreeing.standardError.contains("disagrees with the signed checksum file"))
+            #expect(server.getRequests.isEmpty)
+            try "\(server.url("/app.bin")) sha256:\(Fixtures.sha256(Self.body)) app.bin\n".write(
+                toFile: directory + "/list",
+                atomically: true,
+                encoding: .utf8
+            )
+            let agreeing = await runCLI(Self.quiet + sign + ["-i", directory + "/list"])
+            #expect(agreeing.status == 0, "\(agreeing.standardError)")
+            #expect(contents(directory + "/out/app.bin") == Self.body)
         }
     }
 }

@@ -71,6 +71,31 @@ extension ProcessTests {
         pseudoRandomBytes(count, seed: seed)
     }
 
+    /// Serves `count` files named `f0…` of `size` bytes each from `nginx` and writes their manifest to
+    /// `work/list`, one line a file: its `mirrors`, `url(name)`, its pin and its name.
+    static func serveFiles(
+        _ nginx: Nginx,
+        count: Int,
+        size: Int,
+        in work: String,
+        url: (String) -> String,
+        mirrors: (String) -> [String] = { _ in [] }
+    ) throws -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        var lines: [String] = []
+        for index in 0..<count {
+            let name = "f\(index)"
+            let bytes = Self.pseudoRandomContent(size, seed: UInt64(100 + index))
+            try nginx.serve(bytes, as: name)
+            files[name] = bytes
+            lines.append(
+                (mirrors(name) + [url(name), "sha256:\(Fixtures.sha256(bytes))", name]).joined(separator: " ")
+            )
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: work + "/list", atomically: true, encoding: .utf8)
+        return files
+    }
+
     /// Whether `bytes` equals `content`.
     static func equal(_ bytes: Data, _ content: [UInt8]) -> Bool {
         bytes.count == content.count && Self.isPrefix(bytes, of: content)

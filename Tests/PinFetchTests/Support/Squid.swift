@@ -1,7 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 
-/// A real forward proxy for the tests (Debian's `squid`, issue 11), started with a config of its
+/// A real forward proxy for the tests (Debian's `squid`), started with a config of its
 /// own on a loopback port, caching nothing; no system service. Run as root, squid works as the
 /// user `proxy`, so its directory is handed to that user.
 struct Squid {

@@ -11,6 +11,10 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
     return try await body(path)
 }
 
+/// The options of a run whose one try is what a test checks: quiet, a `--json` line, no retry
+/// and no wait before one.
+let quietOnce = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
+
 /// What one in-process `pinfetch` run printed and returned.
 struct CLIRun {
     var status: Int32

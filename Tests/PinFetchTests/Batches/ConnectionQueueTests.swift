@@ -2,32 +2,12 @@ import Foundation
 @preconcurrency import Glibc
 import Testing
 
-/// What an outsider found in the batch engine of issue 13, each kept as the input that broke it.
+/// A batch's files share their hosts' connections (real nginx): files queued for a dead host give
+/// up together and go to their next mirror, files for a host with room never wait behind another
+/// host's, `--limit-rate` holds for queued files and for HTTP/2 streams, a kept-alive connection
+/// never cuts an answer, and a SIGINT stops the files still waiting.
 extension ProcessTests {
-    /// A manifest of `count` files named `f0…` of `size` bytes each, served by `nginx` at `url(name)`.
-    private static func serveFiles(
-        _ nginx: Nginx,
-        count: Int,
-        size: Int,
-        in work: String,
-        url: (String) -> String,
-        mirrors: (String) -> [String] = { _ in [] }
-    ) throws -> [String: [UInt8]] {
-        var files: [String: [UInt8]] = [:]
-        var lines: [String] = []
-        for index in 0..<count {
-            let name = "f\(index)"
-            let bytes = Self.pseudoRandomContent(size, seed: UInt64(100 + index))
-            try nginx.serve(bytes, as: name)
-            files[name] = bytes
-            lines.append(
-                (mirrors(name) + [url(name), "sha256:\(Fixtures.sha256(bytes))", name]).joined(separator: " ")
-            )
-        }
-        try (lines.joined(separator: "\n") + "\n").write(toFile: work + "/list", atomically: true, encoding: .utf8)
-        return files
-    }
-
+    /// Busy server: forty files of 4 MiB over sixteen kept-alive connections.
     @Test func `healthy keep-alive answers are never cut by the check for bytes left on a connection`() async throws {
         // The check shut down a connection when the previous transfer ended, by which time libcurl
         // had handed it to the next request: that answer was cut (exit 4, or a cut unpinned file).
@@ -45,6 +25,7 @@ extension ProcessTests {
         }
     }
 
+    /// Dead host: a first mirror that completes TCP handshakes and never answers the TLS one.
     @Test func `HTTPS files waiting on a silent host give up together, then use the next mirror`() async throws {
         try await Self.withHTTPSNginx { nginx, authority, work in
             let tarpit = try Tarpit()  // completes TCP handshakes, never answers the TLS one
@@ -66,6 +47,30 @@ extension ProcessTests {
         }
     }
 
+    /// Dead host: a first mirror whose full backlog drops every connection attempt.
+    @Test func `plain HTTP files waiting on a host that drops connects give up together`() async throws {
+        try await withNginx { nginx in
+            try await withTemporaryDirectory { work in
+                let tarpit = try Tarpit(full: true)  // its one-place backlog taken: SYNs are dropped
+                defer { tarpit.close() }
+                let files = try Self.serveFiles(nginx, count: 16, size: 4096, in: work, url: { nginx.url($0) }) {
+                    ["http://127.0.0.1:\(tarpit.port)/\($0)"]
+                }
+                let out = try EndToEndTests.makeDirectory(work + "/out")
+                let run = try await self.pinfetch(
+                    ["-j", "16", "--connect-timeout", "2", "--retries", "0", "-i", work + "/list", "-P", out],
+                    logs: work + "/run"
+                )
+                #expect(run.status == 0, EndToEndTests.explain(run, nginx))
+                for (name, bytes) in files { #expect(contents(out + "/" + name) == bytes, "\(name)") }
+                // One connect timeout, not one per wave of 8 (2 s, then 4 s).
+                let elapsed = run.lines.compactMap { $0["elapsed_s"] as? Double }
+                #expect(elapsed.count == 16 && elapsed.allSatisfy { $0 < 3.8 }, "\(elapsed)")
+            }
+        }
+    }
+
+    /// Busy host: six slow files on localhost beside twenty small ones on 127.0.0.1, two connections each.
     @Test func `files for a host with room never wait behind another host's transfers`() async throws {
         // libcurl 7.88's own per-host queue woke only its head when a transfer ended: files for an
         // idle host waited 5–15 s behind a slow one (and failed under --max-time).
@@ -98,44 +103,7 @@ extension ProcessTests {
         }
     }
 
-    @Test func `plain HTTP files waiting on a host that drops connects give up together`() async throws {
-        try await withNginx { nginx in
-            try await withTemporaryDirectory { work in
-                let tarpit = try Tarpit(full: true)  // its one-place backlog taken: SYNs are dropped
-                defer { tarpit.close() }
-                let files = try Self.serveFiles(nginx, count: 16, size: 4096, in: work, url: { nginx.url($0) }) {
-                    ["http://127.0.0.1:\(tarpit.port)/\($0)"]
-                }
-                let out = try EndToEndTests.makeDirectory(work + "/out")
-                let run = try await self.pinfetch(
-                    ["-j", "16", "--connect-timeout", "2", "--retries", "0", "-i", work + "/list", "-P", out],
-                    logs: work + "/run"
-                )
-                #expect(run.status == 0, EndToEndTests.explain(run, nginx))
-                for (name, bytes) in files { #expect(contents(out + "/" + name) == bytes, "\(name)") }
-                // One connect timeout, not one per wave of 8 (2 s, then 4 s).
-                let elapsed = run.lines.compactMap { $0["elapsed_s"] as? Double }
-                #expect(elapsed.count == 16 && elapsed.allSatisfy { $0 < 3.8 }, "\(elapsed)")
-            }
-        }
-    }
-
-    @Test func `HTTP/2 streams kept to --limit-rate are not taken for stalled`() async throws {
-        // libcurl takes a stream's window ahead of a slow reader, then nothing arrives while the
-        // queue drains: counting only libcurl's bytes, --stall-timeout fired on healthy streams.
-        try await Self.withHTTPSNginx { nginx, authority, work in
-            let files = try Self.serveFiles(nginx, count: 2, size: 1_500_000, in: work) { nginx.httpsURL($0) }
-            let out = try EndToEndTests.makeDirectory(work + "/out")
-            let run = try await self.pinfetch(
-                ["--cacert", authority.certificate, "-j", "2", "--limit-rate", "400K", "--stall-timeout", "2"]
-                    + ["--retries", "0", "-i", work + "/list", "-P", out],
-                logs: work + "/run"
-            )
-            #expect(run.status == 0, EndToEndTests.explain(run, nginx))
-            for (name, bytes) in files { #expect(HostileAnswerTests.holds(out + "/" + name, bytes), "\(name)") }
-        }
-    }
-
+    /// User input: a --limit-rate of 1 MiB/s for four files queued for one connection.
     @Test func `--limit-rate holds the network to the rate, for files that wait for a connection too`() async throws {
         // 4 × 512 KiB at 1 MiB/s over one connection. The limit once counted the wait for a
         // connection as credit, and a file smaller than the queue came at full speed (0.1 s).
@@ -157,30 +125,24 @@ extension ProcessTests {
         }
     }
 
-    @Test func `--max-time ends files waiting for a connection on time, and says so`() async throws {
-        try await withNginx { nginx in
-            try await withTemporaryDirectory { work in
-                // Six files of 2 s each over one connection (600 KiB at /slow/: nginx sends the first
-                // second's 200 KiB at once, then 200 KiB/s), 2.5 s allowed each.
-                _ = try Self.serveFiles(nginx, count: 6, size: 600 << 10, in: work) { nginx.slowURL($0) }
-                let out = try EndToEndTests.makeDirectory(work + "/out")
-                let run = try await self.pinfetch(
-                    ["-j", "6", "--max-connections-per-host", "1", "--max-time", "2.5", "--retries", "0"]
-                        + ["-i", work + "/list", "-P", out],
-                    logs: work + "/run"
-                )
-                #expect(run.status == 4, EndToEndTests.explain(run, nginx))
-                let failures = run.lines.filter { $0["status"] as? String == "failed" }
-                let messages = failures.compactMap { ($0["error"] as? [String: Any])?["message"] as? String }
-                #expect(!messages.isEmpty && messages.allSatisfy { $0.contains("--max-time") }, "\(messages)")
-                #expect(!messages.contains { $0.contains("resolve") || $0.contains("after 0 m") }, "\(messages)")
-                #expect(messages.contains { $0.contains("waiting for a connection") }, "\(messages)")
-                let elapsed = run.lines.compactMap { $0["elapsed_s"] as? Double }
-                #expect(elapsed.allSatisfy { $0 < 2.9 }, "\(elapsed)")
-            }
+    /// User input: --limit-rate 400K and --stall-timeout 2 for two HTTP/2 streams of one connection.
+    @Test func `HTTP/2 streams kept to --limit-rate are not taken for stalled`() async throws {
+        // libcurl takes a stream's window ahead of a slow reader, then nothing arrives while the
+        // queue drains: counting only libcurl's bytes, --stall-timeout fired on healthy streams.
+        try await Self.withHTTPSNginx { nginx, authority, work in
+            let files = try Self.serveFiles(nginx, count: 2, size: 1_500_000, in: work) { nginx.httpsURL($0) }
+            let out = try EndToEndTests.makeDirectory(work + "/out")
+            let run = try await self.pinfetch(
+                ["--cacert", authority.certificate, "-j", "2", "--limit-rate", "400K", "--stall-timeout", "2"]
+                    + ["--retries", "0", "-i", work + "/list", "-P", out],
+                logs: work + "/run"
+            )
+            #expect(run.status == 0, EndToEndTests.explain(run, nginx))
+            for (name, bytes) in files { #expect(HostileAnswerTests.holds(out + "/" + name, bytes), "\(name)") }
         }
     }
 
+    /// Signal: a SIGINT while one file has the connection and nineteen wait for it.
     @Test func `a SIGINT stops files waiting for a connection before they connect`() async throws {
         try await withNginx { nginx in
             try await withTemporaryDirectory { work in
@@ -205,58 +167,11 @@ extension ProcessTests {
                 let partials = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [])
                     .filter { $0.hasSuffix(".part") }
                 #expect(partials.count <= 1, "\(partials)")
-                // The files that waited for the connection never started: `skipped`, as DESIGN.md says.
+                // The files that waited for the connection never started: `skipped`.
                 let lines = child.standardOutput.split(separator: "\n")
                 #expect(lines.count == 20)
                 #expect(lines.filter { $0.contains(#""status":"skipped""#) }.count >= 18, "\(lines)")
             }
         }
-    }
-}
-
-/// A loopback listener that never accepts: the kernel completes TCP handshakes into its backlog,
-/// and nothing ever answers (a host whose TLS never starts).
-struct Tarpit {
-    let fd: Int32
-    let port: Int
-
-    /// A client connection that fills the backlog of a ``init(full:)`` tarpit.
-    private var filler: Int32 = -1
-
-    /// - Parameter full: Listen with a backlog of one and take that place: the kernel then
-    ///   drops further SYNs, and connects time out (a host that drops connection attempts).
-    init(full: Bool = false) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard fd >= 0, bound == 0, named == 0, listen(fd, full ? 0 : 64) == 0 else {
-            throw ChildProcessError("tarpit: \(String(cString: strerror(errno)))")
-        }
-        self.fd = fd
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-        if full {
-            self.filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(self.filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard connected == 0 else { throw ChildProcessError("tarpit: \(String(cString: strerror(errno)))") }
-        }
-    }
-
-    func close() {
-        if self.filler >= 0 { _ = Glibc.close(self.filler) }
-        _ = Glibc.close(self.fd)
     }
 }
