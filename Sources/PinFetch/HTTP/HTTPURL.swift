@@ -59,7 +59,7 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
             throw PinFetchError(.usage, "URL begins or ends with white space: '\(shown)'")
         }
         let malformed = PinFetchError(.usage, "malformed URL '\(shown)'")
-        let hash = text.firstIndex(of: "#")
+        let hash = text.firstIndex(ofASCII: "#")
         let target = text[..<(hash ?? text.endIndex)]
         guard let colon = Self.schemeEnd(target) else { throw malformed }
         let scheme = target[..<colon].lowercased()
@@ -67,20 +67,22 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
             throw PinFetchError(.usage, "unsupported URL scheme '\(scheme)' (use http or https)")
         }
         let noHost = PinFetchError(.usage, "URL has no host: '\(shown)'")
-        let hierarchy = target[target.index(after: colon)...]
+        let hierarchy = target[target.index(afterASCII: colon)...]
         guard hierarchy.hasPrefix("//") else { throw noHost }
         let afterSlashes = hierarchy.dropFirst(2)
-        let authorityEnd = afterSlashes.firstIndex { $0 == "/" || $0 == "?" } ?? afterSlashes.endIndex
+        let authorityEnd =
+            afterSlashes.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }
+            ?? afterSlashes.endIndex
         let authority = afterSlashes[..<authorityEnd]
-        let at = authority.lastIndex(of: "@")  // "u:p@q@h": the last "@" ends the user information
-        let hostAndPort = at.map { authority[authority.index(after: $0)...] } ?? authority
+        let at = authority.lastIndex(ofASCII: "@")  // "u:p@q@h": the last "@" ends the user information
+        let hostAndPort = at.map { authority[authority.index(afterASCII: $0)...] } ?? authority
         let isLiteral = hostAndPort.hasPrefix("[")
         let hostEnd: Substring.Index
         if isLiteral {
-            guard let close = hostAndPort.firstIndex(of: "]") else { throw malformed }
-            hostEnd = hostAndPort.index(after: close)
+            guard let close = hostAndPort.firstIndex(ofASCII: "]") else { throw malformed }
+            hostEnd = hostAndPort.index(afterASCII: close)
         } else {
-            hostEnd = hostAndPort.firstIndex(of: ":") ?? hostAndPort.endIndex
+            hostEnd = hostAndPort.firstIndex(ofASCII: ":") ?? hostAndPort.endIndex
         }
         let rawHost = hostAndPort[..<hostEnd]
         let portPart = hostAndPort[hostEnd...]
@@ -108,7 +110,7 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
             URL(string: normalized) != nil
         else { throw malformed }
         self.text = normalized
-        self.fragment = hash.map { String(text[text.index(after: $0)...]) }
+        self.fragment = hash.map { String(text[text.index(afterASCII: $0)...]) }
         self.scheme = scheme
         self.host = host.lowercased()
         self.port = port
@@ -123,7 +125,7 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     ///   resolve to an `http`/`https` URL with a host.
     func resolving(location: String) -> HTTPURL? {
         guard !location.unicodeScalars.contains(where: Self.isControl) else { return nil }
-        let reference = location[..<(location.firstIndex(of: "#") ?? location.endIndex)]
+        let reference = location[..<(location.firstIndex(ofASCII: "#") ?? location.endIndex)]
         if Self.schemeEnd(reference) != nil { return try? HTTPURL(String(reference)) }
         if reference.hasPrefix("//") { return try? HTTPURL(self.scheme + ":" + reference) }
         if reference.isEmpty { return try? HTTPURL(self.text) }  // Foundation: URL(string: "") is nil
@@ -149,13 +151,11 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// `https://h/a/my%20file?q` gives `["a", "my file"]`; `[]` for an empty path.
     package var pathSegments: [String] {
         let afterScheme = self.text.dropFirst(self.scheme.utf8.count + 3)
-        let end = afterScheme.firstIndex(of: "?") ?? afterScheme.endIndex
-        guard let slash = afterScheme[..<end].firstIndex(of: "/") else { return [] }
-        return afterScheme[afterScheme.index(after: slash)..<end].split(
-            separator: "/",
-            omittingEmptySubsequences: false
-        )
-        .map { Text.percentDecoded($0) ?? String($0) }
+        let end = afterScheme.firstIndex(ofASCII: "?") ?? afterScheme.endIndex
+        guard let slash = afterScheme[..<end].firstIndex(ofASCII: "/") else { return [] }
+        return afterScheme[afterScheme.index(afterASCII: slash)..<end].utf8
+            .split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .map { Text.percentDecoded(Substring($0)) ?? String(Substring($0)) }
     }
 
     // MARK: - Parts
@@ -163,7 +163,7 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The index of the `:` ending a scheme (RFC 3986 §3.1: a letter, then letters, digits, `+`,
     /// `-` or `.`), or `nil` when `text` does not begin with one (a relative reference).
     private static func schemeEnd(_ text: Substring) -> Substring.Index? {
-        guard let colon = text.firstIndex(of: ":"), let first = text.first, first.isASCII, first.isLetter else {
+        guard let colon = text.firstIndex(ofASCII: ":"), let first = text.first, first.isASCII, first.isLetter else {
             return nil
         }
         let isSchemeCharacter = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || "+-.".contains(c)) }

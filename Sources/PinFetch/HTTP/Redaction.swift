@@ -12,11 +12,13 @@ package enum Redaction {
     /// `;`.
     package static func url(_ url: String) -> String {
         var text = url
-        if let slashes = text.firstRange(of: "://") {
+        if let slashes = text.utf8.firstRange(of: "://".utf8) {
             let rest = text[slashes.upperBound...]
-            let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex)]
-            if let at = authority.lastIndex(of: "@") {
-                if let colon = authority[..<at].firstIndex(of: ":") {
+            let authority = rest[
+                ..<(rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex)
+            ]
+            if let at = authority.lastIndex(ofASCII: "@") {
+                if let colon = authority[..<at].firstIndex(ofASCII: ":") {
                     text = String(text[..<colon]) + ":***" + text[at...]
                 } else {
                     // A user name alone is often a token (`https://TOKEN@host/`): hidden too.
@@ -25,49 +27,50 @@ package enum Redaction {
             }
         }
         // The query's parameters, then the fragment's (`#access_token=…`, OAuth's implicit flow).
-        let hash = text.firstIndex(of: "#") ?? text.endIndex
+        let hash = text.firstIndex(ofASCII: "#") ?? text.endIndex
         var shown = String(text[..<hash])
-        if let question = shown.firstIndex(of: "?") {
-            shown = String(shown[...question]) + Self.hidingValues(shown[shown.index(after: question)...])
+        if let question = shown.firstIndex(ofASCII: "?") {
+            shown = String(shown[...question]) + Self.hidingValues(shown[shown.index(afterASCII: question)...])
         }
         guard hash < text.endIndex else { return shown }
-        return shown + "#" + Self.hidingValues(text[text.index(after: hash)...])
+        return shown + "#" + Self.hidingValues(text[text.index(afterASCII: hash)...])
     }
 
     /// `parameters` (`a=1&b=2`, split on `&` and `;`) with the values of secret ones as `***`.
     private static func hidingValues(_ parameters: Substring) -> String {
-        var result = ""
-        var name = ""
+        // Scalar by scalar: a combining mark after `=` or `&` makes one `Character` of the two.
+        var result = String.UnicodeScalarView()
+        var name = String.UnicodeScalarView()
         var inValue = false
         var hiding = false
-        for character in parameters {
-            if character == "&" || character == ";" {
-                result.append(character)
-                name = ""
+        for scalar in parameters.unicodeScalars {
+            if scalar == "&" || scalar == ";" {
+                result.append(scalar)
+                name = String.UnicodeScalarView()
                 inValue = false
                 hiding = false
-            } else if character == "=", !inValue {
-                result.append(character)
+            } else if scalar == "=", !inValue {
+                result.append(scalar)
                 inValue = true
-                hiding = Self.isSecretName(name)
-                if hiding { result += "***" }
+                hiding = Self.isSecretName(String(name))
+                if hiding { result.append(contentsOf: "***".unicodeScalars) }
             } else if !inValue {
-                name.append(character)
-                result.append(character)
+                name.append(scalar)
+                result.append(scalar)
             } else if !hiding {
-                result.append(character)
+                result.append(scalar)
             }
         }
-        return result
+        return String(result)
     }
 
     /// `text` (a library's error message, say) with every `scheme://…` in it redacted as
     /// ``url(_:)`` does: libcurl names the proxy URL, password and all, in some of its errors.
     package static func text(_ text: String) -> String {
-        guard text.contains("://") else { return text }
+        guard text.utf8.firstRange(of: "://".utf8) != nil else { return text }
         var result = ""
         var rest = Substring(text)
-        while let marker = rest.firstRange(of: "://") {
+        while let marker = rest.utf8.firstRange(of: "://".utf8) {
             let start =
                 rest[..<marker.lowerBound].lastIndex { !($0.isLetter || $0.isNumber || "+-.".contains($0)) }
                 .map { rest.index(after: $0) } ?? rest.startIndex
@@ -83,7 +86,8 @@ package enum Redaction {
     /// between `://` and the last `@` is hidden.
     package static func malformedURL(_ url: String) -> String {
         let hidden = Self.url(url)
-        guard let slashes = hidden.firstRange(of: "://"), let at = hidden[slashes.upperBound...].lastIndex(of: "@")
+        guard let slashes = hidden.utf8.firstRange(of: "://".utf8),
+            let at = hidden[slashes.upperBound...].lastIndex(ofASCII: "@")
         else {
             return hidden
         }
@@ -108,18 +112,18 @@ package enum Redaction {
     /// `Cookie` and `Set-Cookie` replaced (`Authorization: ***`), a `Location` redacted as a URL
     /// (``url(_:)``); other lines as they are.
     package static func headerLine(_ line: String) -> String {
-        guard let colon = line.firstIndex(of: ":") else { return line }
+        guard let colon = line.firstIndex(ofASCII: ":") else { return line }
         let name = line[..<colon].trimmingWhitespace().lowercased()
         if name == "location" || name == "content-location" {
             return line[...colon] + " "
-                + Self.url(String(line[line.index(after: colon)...].trimmingWhitespace()))
+                + Self.url(String(line[line.index(afterASCII: colon)...].trimmingWhitespace()))
         }
         return Self.secretHeaderNames.contains(name) ? line[...colon] + " ***" : line
     }
 
     /// `Name: ***`: a header line the user gave, shown without its value (`-v`).
     package static func hidingValue(_ line: String) -> String {
-        guard let colon = line.firstIndex(of: ":") else { return "***" }
+        guard let colon = line.firstIndex(ofASCII: ":") else { return "***" }
         return line[...colon] + " ***"
     }
 

@@ -75,3 +75,29 @@ extension StringProtocol {
         return text
     }
 }
+
+extension StringProtocol {
+    /// The index of the first `ascii` character, found among the text's bytes, so that a
+    /// combining mark after it does not hide it: `"#\u{301}"` is one `Character`, unequal to
+    /// `"#"`, and `firstIndex(of: "#")` misses it. The index is on a scalar boundary.
+    package func firstIndex(ofASCII ascii: Unicode.Scalar) -> Index? {
+        precondition(ascii.isASCII)
+        return self.utf8.firstIndex(of: UInt8(ascii.value))
+    }
+
+    /// The index of the last `ascii` character, found as ``firstIndex(ofASCII:)`` finds the first.
+    package func lastIndex(ofASCII ascii: Unicode.Scalar) -> Index? {
+        precondition(ascii.isASCII)
+        var last: Index?
+        var index = self.utf8.startIndex
+        while let found = self.utf8[index...].firstIndex(of: UInt8(ascii.value)) {
+            last = found
+            index = self.utf8.index(after: found)
+        }
+        return last
+    }
+
+    /// The index just after the ASCII character at `index`: a combining mark after it starts
+    /// the rest, where `index(after:)` would step over the whole `Character`.
+    package func index(afterASCII index: Index) -> Index { self.utf8.index(after: index) }
+}

@@ -133,6 +133,9 @@ struct HTTPURLTests {
         Case(label: "non-ASCII", input: "/\u{FC}", expected: "http://h/%C3%BC"),
         Case(label: "empty: the base itself", input: "", expected: "http://h/dir/x"),
         Case(label: "IPv6 network-path reference", input: "//[::1]:81/z", expected: "http://[::1]:81/z"),
+        // "#" and a combining mark are one Character, unequal to "#": found by byte (fuzzed).
+        Case(label: "fragment starting with a combining mark", input: "#\u{301}", expected: "http://h/dir/x"),
+        Case(label: "path, then such a fragment", input: "/y#\u{301}z", expected: "http://h/y"),
     ]
 
     @Test(arguments: Self.locations)
@@ -152,5 +155,16 @@ struct HTTPURLTests {
         #expect(base.resolving(location: "y")?.text == "https://u:p@h/dir/y")
         #expect(base.resolving(location: "?new=2")?.text == "https://u:p@h/dir/x?new=2")
         #expect(base.resolving(location: "//o.example/z")?.text == "https://o.example/z")
+    }
+
+    @Test func `a combining mark after a delimiter hides neither the delimiter nor a secret`() throws {
+        let url = try HTTPURL("http://h/a#\u{301}b")
+        #expect(url.text == "http://h/a")
+        #expect(url.fragment == "\u{301}b")
+        #expect(try HTTPURL("http://tok@\u{301}h/x").redacted.contains("tok") == false)
+        #expect(Redaction.url("http://h/x?token=\u{301}secret") == "http://h/x?token=***")
+        #expect(Redaction.url("http://h/x?a=1&\u{301}sig=s") == "http://h/x?a=1&\u{301}sig=***")
+        #expect(Redaction.headerLine("Authorization:\u{301} Bearer t") == "Authorization:\u{301} ***")
+        #expect(Redaction.malformedURL("http:/\u{2F}\u{301}u:p@h") == "http://***@h")
     }
 }
