@@ -1,6 +1,8 @@
 // libFuzzer target for the answer decision (built by .ci/fuzz, not by SwiftPM). The first bytes
 // choose the context (offset asked for, a known validator and total, a pin); the rest are the
 // response head's lines. Whatever the head says, a decision never writes outside what was asked.
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzAnswerDecision(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 3 else { return 0 }

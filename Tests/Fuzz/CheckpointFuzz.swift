@@ -1,5 +1,7 @@
 // libFuzzer target for the checkpoint record and the slots of a state file (built by .ci/fuzz,
 // not by SwiftPM).
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCheckpoint(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

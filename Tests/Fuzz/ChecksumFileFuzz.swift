@@ -3,6 +3,8 @@
 // as documented, and the line forms, encodings and line ends it documents read alike. A byte 0x01
 // stands for U+0301 (a combining accent), so that one mutation joins a `/` and the mark into one
 // Swift `Character`.
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzChecksumFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size).flatMap { $0 == 0x01 ? [0xCC, 0x81] : [$0] }

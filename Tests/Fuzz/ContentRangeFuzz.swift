@@ -1,4 +1,6 @@
 // libFuzzer target for the Content-Range parser (built by .ci/fuzz, not by SwiftPM).
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzContentRange(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)

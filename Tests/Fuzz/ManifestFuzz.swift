@@ -3,6 +3,8 @@
 // file (whose first line may be a base URL) and, by its start, as a `--shard` argument. A byte
 // 0x01 stands for U+0301 (a combining accent), so that one mutation joins a delimiter and the mark
 // into one Swift `Character`.
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzManifest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size).flatMap { $0 == 0x01 ? [0xCC, 0x81] : [$0] }

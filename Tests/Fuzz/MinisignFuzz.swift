@@ -1,5 +1,7 @@
 // libFuzzer target for the minisign / signify key and signature parsers and the OpenPGP
 // armour and packet reader (built by .ci/fuzz, not by SwiftPM).
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzMinisign(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

@@ -1,6 +1,8 @@
+// libFuzzer target for Retry-After (built by .ci/fuzz, not by SwiftPM).
 import Foundation
 
-// libFuzzer target for Retry-After (built by .ci/fuzz, not by SwiftPM).
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRetryAfter(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)

@@ -1,6 +1,8 @@
 // libFuzzer target for the output-name sanitizer (built by .ci/fuzz, not by SwiftPM): whatever
 // a manifest, a checksum file or a server sends, a name that passes stays inside its directory
 // and shows as it is.
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSafeFileName(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)

@@ -3,6 +3,8 @@
 // it is sent to, and never shows its password. The input is a URL; when it holds a line feed,
 // also a base URL and a `Location` value. A byte 0x01 stands for U+0301 (a combining accent), so
 // that one mutation joins a delimiter and the mark into one Swift `Character`.
+@testable import PinFetchFuzzParsers
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size).flatMap { $0 == 0x01 ? [0xCC, 0x81] : [$0] }
