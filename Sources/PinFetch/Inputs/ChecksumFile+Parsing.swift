@@ -219,9 +219,17 @@ extension ChecksumFile {
     /// Whether `name` (or `name` without leading `./`) is `fileName`.
     static func names(_ name: String, exactly fileName: String) -> Bool {
         // By bytes: a name in NFD is another file than the same name in NFC.
+        name.utf8.elementsEqual(fileName.utf8) || Self.withoutDotSlash(name).utf8.elementsEqual(fileName.utf8)
+    }
+
+    /// `name` without its leading `./`s, stripped by byte: `./` and a combining mark after it
+    /// (`"./\u{301}x"`) keep the mark.
+    static func withoutDotSlash(_ name: String) -> Substring {
         var stripped = Substring(name)
-        while stripped.utf8.starts(with: [UInt8(ascii: "."), UInt8(ascii: "/")]) { stripped = stripped.dropFirst(2) }
-        return name.utf8.elementsEqual(fileName.utf8) || stripped.utf8.elementsEqual(fileName.utf8)
+        while stripped.utf8.starts(with: [UInt8(ascii: "."), UInt8(ascii: "/")]) {
+            stripped = stripped[stripped.utf8.index(stripped.startIndex, offsetBy: 2)...]
+        }
+        return stripped
     }
 
     /// Whether the ``lastComponent(_:)`` of `name` is `fileName`, byte for byte.

@@ -147,11 +147,13 @@ package struct ChecksumFile: Sendable {
         var best: [Entry] = []
         var bestLength = 0
         for entry in self.entries {
-            var name = Substring(entry.name)
-            while name.hasPrefix("./") { name = name.dropFirst(2) }
-            let segments = name.split(separator: "/", omittingEmptySubsequences: false)
+            // By bytes: "/" and a combining mark after it are one Character, unequal to "/".
+            let segments = Self.withoutDotSlash(entry.name).utf8.split(
+                separator: UInt8(ascii: "/"),
+                omittingEmptySubsequences: false
+            )
             guard !segments.contains(where: \.isEmpty), segments.count <= urlPathSegments.count,
-                zip(segments.reversed(), urlPathSegments.reversed()).allSatisfy({ $0.utf8.elementsEqual($1.utf8) })
+                zip(segments.reversed(), urlPathSegments.reversed()).allSatisfy({ $0.elementsEqual($1.utf8) })
             else { continue }
             if segments.count > bestLength {
                 (best, bestLength) = ([entry], segments.count)

@@ -57,6 +57,14 @@ struct ChecksumFileLookupTests {
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
     }
 
+    @Test func `a name is split at its slashes by byte, a combining mark after one included`() throws {
+        // "/" and U+0301 are one Character, unequal to "/" (found by ChecksumFileFuzz).
+        let file = try Known.parse("\(Known.hexA)  ./caf\u{E9}/\u{301}x\n\(Known.hexB)  other/\u{301}x\n")
+        #expect(try file.pin(forURLPath: ["pub", "caf\u{E9}", "\u{301}x"], fileName: "\u{301}x") == Known.pinA)
+        #expect(try file.pin(forURLPath: ["other", "\u{301}x"], fileName: "\u{301}x") == Known.pinB)
+        #expect(try file.pin(for: "caf\u{E9}/\u{301}x") == Known.pinA)
+    }
+
     @Test func `a bare digest still applies to any URL`() throws {
         let file = try Known.parse(Known.hexA + "\n")
         #expect(try file.pin(forURLPath: ["x", "y"], fileName: "y") == Known.pinA)
