@@ -27,8 +27,11 @@ struct SegmentedDownloadTests {
         var options = Self.options(segments: 4, pieceSize: 256 << 10)
         options.retries = 0
         let first = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline, Self.ranged(server).count < 5 {
+        // Until two pieces beside the first were sent: the first crawls at 16 KiB/s (16 s for its
+        // 256 KiB), so 768 KiB sent holds at least 512 KiB of the others. Not a time bound: the
+        // deadline only ends a wait that can no longer succeed.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline, Self.ranged(server).count < 3 || server.bodyBytesSent < 768 << 10 {
             try await Task.sleep(for: .milliseconds(20))
         }
         try await Task.sleep(for: .milliseconds(300))
@@ -226,7 +229,7 @@ struct SegmentedDownloadTests {
         try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
             // The first piece crawls; the others come fast, so they wait ahead of the hash.
             var faults = TestFaults()
-            faults.unrangedBytesPerSecond = 32 << 10  // its first piece alone takes 8 s
+            faults.unrangedBytesPerSecond = 16 << 10  // its first piece alone takes 16 s
             faults.throttledBefore = 256 << 10  // asked for again, it crawls as well
             server.faults = faults
             try await withTemporaryDirectory { directory in
@@ -265,7 +268,7 @@ struct SegmentedDownloadTests {
         let body = pseudoRandomBytes(2 << 20, seed: 150)
         try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
             var faults = TestFaults()
-            faults.unrangedBytesPerSecond = 32 << 10  // the first piece crawls, the others wait ahead
+            faults.unrangedBytesPerSecond = 16 << 10  // the first piece crawls, the others wait ahead
             faults.throttledBefore = 256 << 10
             server.faults = faults
             try await withTemporaryDirectory { directory in
