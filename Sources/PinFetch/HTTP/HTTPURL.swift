@@ -91,6 +91,14 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         guard isLiteral || !rawHost.utf8.contains(where: { Self.isUnsafe($0) || $0 == 0x5B || $0 == 0x5D }) else {
             throw PinFetchError(.usage, "URL host has a character no host name has: '\(shown)'")
         }
+        // A label cannot begin with a combining mark or a format character (IDNA, RFC 5891
+        // §4.2.3.2): such a host is a delimiter's mark cut off ("@\u{301}h"), never a name.
+        if let first = rawHost.unicodeScalars.first, Self.isMarkOrFormat(first) {
+            throw PinFetchError(.usage, "URL host begins with a combining mark: '\(shown)'")
+        }
+        guard !isLiteral || Self.isIPv6Literal(rawHost.utf8.dropFirst().dropLast()) else {
+            throw PinFetchError(.usage, "URL host is not an IPv6 address in brackets: '\(shown)'")
+        }
         let portText = portPart.dropFirst()
         var port = scheme == "https" ? 443 : 80
         if !portText.isEmpty {  // "http://h:/" is allowed: an empty port is the default (RFC 3986 §3.2.3)
@@ -168,6 +176,31 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         }
         let isSchemeCharacter = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || "+-.".contains(c)) }
         return text[..<colon].allSatisfy(isSchemeCharacter) ? colon : nil
+    }
+
+    /// Whether `address` (between `[` and `]`) has the characters of an IPv6 address, then
+    /// perhaps a zone (RFC 6874: `%25` and unreserved characters): hex digits, `:` and `.` (an
+    /// IPv4 tail). Which of those is a valid address is libcurl's to say; a `%` or a delimiter
+    /// elsewhere would leave the URL's text ambiguous.
+    private static func isIPv6Literal(_ address: Substring.UTF8View.SubSequence) -> Bool {
+        let zone = address.firstRange(of: "%25".utf8)
+        let digits = address[..<(zone?.lowerBound ?? address.endIndex)]
+        let isAddressCharacter = { (byte: UInt8) in
+            isHexDigit(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".")
+        }
+        guard digits.contains(UInt8(ascii: ":")), digits.allSatisfy(isAddressCharacter) else { return false }
+        guard let zone else { return true }
+        let name = address[zone.upperBound...]
+        return !name.isEmpty && name.allSatisfy { isHexDigit($0) || isLetter($0) || "-._~".utf8.contains($0) }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte | 0x20) }
+
+    private static func isMarkOrFormat(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark, .format: true
+        default: false
+        }
     }
 
     /// C0 controls, DEL and C1 controls: never valid in a URL, and unsafe to echo.

@@ -161,10 +161,25 @@ struct HTTPURLTests {
         let url = try HTTPURL("http://h/a#\u{301}b")
         #expect(url.text == "http://h/a")
         #expect(url.fragment == "\u{301}b")
-        #expect(try HTTPURL("http://tok@\u{301}h/x").redacted.contains("tok") == false)
+        let markedHost = #expect(throws: PinFetchError.self) { try HTTPURL("http://tok@\u{301}h/x") }
+        #expect(markedHost?.message.contains("tok") == false)
         #expect(Redaction.url("http://h/x?token=\u{301}secret") == "http://h/x?token=***")
         #expect(Redaction.url("http://h/x?a=1&\u{301}sig=s") == "http://h/x?a=1&\u{301}sig=***")
         #expect(Redaction.headerLine("Authorization:\u{301} Bearer t") == "Authorization:\u{301} ***")
         #expect(Redaction.malformedURL("http:/\u{2F}\u{301}u:p@h") == "http://***@h")
+    }
+
+    @Test(arguments: [
+        "http://[2001%%:db8::1]:8080/p", "http://[::1%eth0]/", "http://[h:x]/", "http://[1.2.3.4]/",
+        "http://[::1%25]/", "http://[::1]x/",
+    ])
+    func `a host that is no IPv6 address in brackets, or begins with a mark, is refused`(url: String) {
+        #expect(throws: PinFetchError.self) { try HTTPURL(url) }  // the first was found by URLFuzz
+    }
+
+    @Test func `an IPv6 address, with an IPv4 tail or a zone, is accepted`() throws {
+        #expect(try HTTPURL("http://[2001:DB8::1]:8080/p").host == "[2001:db8::1]")
+        #expect(try HTTPURL("http://[::ffff:1.2.3.4]/").port == 80)
+        #expect(try HTTPURL("http://[fe80::1%25eth0]/").host == "[fe80::1%25eth0]")
     }
 }
