@@ -3,9 +3,9 @@ import Testing
 
 @testable import PinFetch
 
-/// The kinds of answer to a ranged GET, end to end: the in-process server replays each misbehaving server, the
-/// command line runs against it, and the test checks the bytes on disk, the exit status and the
-/// requests the server saw. The decisions themselves are rows of `AnswerDecisionTests`.
+/// The kinds of answer to a ranged GET, end to end: the in-process server replays each misbehaving server, a
+/// `Fetcher` runs against it, and the test checks the bytes on disk, the result or the error's kind, and
+/// the requests the server saw. The decisions themselves are rows of `AnswerDecisionTests`.
 struct AnswerEndToEndTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static let resourceA = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
@@ -28,8 +28,8 @@ struct AnswerEndToEndTests {
     /// Leaves a partial of fixture A's first 400,000 bytes with its checkpoint in `directory`.
     static func leavePartial(_ server: TestHTTPServer, in directory: String) async {
         server.enqueueFaults(TestFaults(closeAfterBodyBytes: Self.split))
-        let first = await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()])
-        #expect(first.status == 4)
+        let first = await Fetcher.immediate(retries: 0).run(server.url(), to: "\(directory)/out.bin")
+        #expect(first.error?.code == .network, "\(failure(first))")
         #expect(FileManager.default.fileExists(atPath: "\(directory)/out.bin.part.state"))
     }
 
@@ -46,12 +46,13 @@ struct AnswerEndToEndTests {
                     let range = "bytes \(Self.split)-\(Fixtures.a.count - 1)/\(Fixtures.a.count)"
                     return Self.answer(200, [("Content-Range", range)] + extra, body: slice)
                 }
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
-                #expect(run.string("status") == "resumed")
-                #expect(run.int("resumed_from") == Self.split)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.status == .resumed)
+                #expect(result.resumedFrom == Int64(Self.split))
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
-                #expect(run.string("sha256") == Fixtures.sha256A)
+                #expect(result.algorithm == .sha256)
+                #expect(result.digest == Fixtures.sha256A)
                 #expect(listing(directory) == ["out.bin"])
             }
         }
@@ -67,10 +68,10 @@ struct AnswerEndToEndTests {
                     guard request.method == "GET", request.header("Range") != nil else { return nil }
                     return Self.answer(200, [], body: Array(Fixtures.a[Self.split...]))
                 }
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
-                #expect(run.int("restarts") == 1)
-                #expect(run.string("status") == "downloaded")
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.restarts == 1)
+                #expect(result.status == .downloaded)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 let gets = server.getRequests.suffix(2)
                 #expect(gets.map { $0.header("Range") } == ["bytes=\(Self.split)-", nil])
@@ -86,8 +87,8 @@ struct AnswerEndToEndTests {
                     guard request.method == "GET" else { return nil }
                     return Self.answer(200, [], body: Array(Fixtures.a[Self.split...]))
                 }
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 7)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == .protocolViolation, "\(failure(result))")
                 #expect(!FileManager.default.fileExists(atPath: "\(directory)/out.bin"))
                 #expect(server.getRequests.suffix(2).map { $0.header("Range") } == ["bytes=\(Self.split)-", nil])
             }
@@ -99,30 +100,35 @@ struct AnswerEndToEndTests {
         var fields: [(String, String)]
         var chunked = false
         var pinned = false
-        var status: Int32
+        /// The kind of the failure, `nil` for a file fetched.
+        var failure: PinFetchError.Code?
         var testDescription: String { self.label }
     }
 
     static let total = Fixtures.a.count
     static let unaskedRanges: [UnaskedRange] = [
-        UnaskedRange(label: "numeric total", fields: [("Content-Range", "bytes 0-\(total - 1)/\(total)")], status: 0),
+        UnaskedRange(
+            label: "numeric total",
+            fields: [("Content-Range", "bytes 0-\(total - 1)/\(total)")],
+            failure: nil
+        ),
         UnaskedRange(
             label: "total * with a Content-Length",
             fields: [("Content-Range", "bytes 0-\(total - 1)/*"), ("Content-Length", "\(total)")],
-            status: 0
+            failure: nil
         ),
         UnaskedRange(
             label: "total *, chunked, pinned",
             fields: [("Content-Range", "bytes 0-\(total - 1)/*"), ("Transfer-Encoding", "chunked")],
             chunked: true,
             pinned: true,
-            status: 0
+            failure: nil
         ),
         UnaskedRange(
             label: "total *, chunked, no pin",
             fields: [("Content-Range", "bytes 0-\(total - 1)/*"), ("Transfer-Encoding", "chunked")],
             chunked: true,
-            status: 7
+            failure: .protocolViolation
         ),
     ]
 
@@ -138,11 +144,11 @@ struct AnswerEndToEndTests {
                 return Self.answer(206, row.fields, body: row.chunked ? Self.chunked(Fixtures.a) : Fixtures.a)
             }
             try await withTemporaryDirectory { directory in
-                let pin = row.pinned ? ["--sha256", Fixtures.sha256A] : []
-                let run = await runCLI(Self.quiet + pin + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == row.status)
-                #expect(contents("\(directory)/out.bin") == (row.status == 0 ? Fixtures.a : nil))
-                #expect(listing(directory) == (row.status == 0 ? ["out.bin"] : []))
+                let pin = row.pinned ? try Pin(sha256Hex: Fixtures.sha256A) : nil
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin", verifying: pin)
+                #expect(result.error?.code == row.failure, "\(failure(result))")
+                #expect(contents("\(directory)/out.bin") == (row.failure == nil ? Fixtures.a : nil))
+                #expect(listing(directory) == (row.failure == nil ? ["out.bin"] : []))
                 #expect(server.getRequests.count == 1)
             }
         }
@@ -156,8 +162,8 @@ struct AnswerEndToEndTests {
                 return Self.answer(200, fields, body: Self.chunked(Fixtures.a))
             }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(server.getRequests.count == 1)
             }
@@ -166,13 +172,13 @@ struct AnswerEndToEndTests {
 
     @Test(
         arguments: [
-            (["\(total)", "\(total)"], 0), (["\(total), \(total)"], 0), (["\(total)", "600000"], 7),
-            (["\(total), 600000"], 7),
-        ] as [([String], Int32)]
+            (["\(total)", "\(total)"], nil), (["\(total), \(total)"], nil),
+            (["\(total)", "600000"], .protocolViolation), (["\(total), 600000"], .protocolViolation),
+        ] as [([String], PinFetchError.Code?)]
     )
     func `duplicate Content-Length values: identical is one length, conflicting is exit 7`(
         lengths: [String],
-        status: Int32
+        kind: PinFetchError.Code?
     ) async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             server.handler = { request, _ in
@@ -180,10 +186,10 @@ struct AnswerEndToEndTests {
                 return Self.answer(200, lengths.map { ("Content-Length", $0) }, body: Fixtures.a)
             }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == status)
-                #expect(contents("\(directory)/out.bin") == (status == 0 ? Fixtures.a : nil))
-                #expect(listing(directory) == (status == 0 ? ["out.bin"] : []))
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == kind, "\(failure(result))")
+                #expect(contents("\(directory)/out.bin") == (kind == nil ? Fixtures.a : nil))
+                #expect(listing(directory) == (kind == nil ? ["out.bin"] : []))
             }
         }
     }
@@ -199,11 +205,15 @@ struct AnswerEndToEndTests {
                 )
             }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    Self.quiet + ["--content-disposition", "-P", directory, server.url("/download?id=7")]
+                // As `--content-disposition -P DIR`: named in DIR, after the URL's last segment by default.
+                let job = FetchJob(
+                    mirrors: [server.url("/download?id=7")],
+                    destination: "\(directory)/download",
+                    namingDirectory: directory
                 )
-                #expect(run.status == 0)
-                #expect(run.string("path") == "\(directory)/real.bin")
+                let result = try #require(await Fetcher.immediate().run([job]).first)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.path == "\(directory)/real.bin")
                 #expect(listing(directory) == ["real.bin"])
                 #expect(contents("\(directory)/real.bin") == Fixtures.a)
             }
@@ -217,8 +227,8 @@ struct AnswerEndToEndTests {
                 return TestResponse(status: 302, headers: [(name: "Location", value: "/files/a%2Bb c.bin")])
             }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(server.getRequests.map(\.target) == ["/file", "/files/a%2Bb%20c.bin"])
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
@@ -228,10 +238,14 @@ struct AnswerEndToEndTests {
     @Test func `a URL typed with a raw space is fetched encoded`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
+                let result = await Fetcher.immediate().run(server.url("/dir/my file.bin"), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(server.getRequests.map(\.target) == ["/dir/my%20file.bin"])
+                #expect(result.url == server.url("/dir/my%20file.bin"))
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                // The command line names the file after the decoded last segment (`-P`).
                 let run = await runCLI(Self.quiet + ["-P", "\(directory)/new", server.url("/dir/my file.bin")])
                 #expect(run.status == 0)
-                #expect(server.getRequests.map(\.target) == ["/dir/my%20file.bin"])
-                #expect(run.string("url") == server.url("/dir/my%20file.bin"))
                 #expect(listing("\(directory)/new") == ["my file.bin"])
             }
         }
@@ -241,9 +255,9 @@ struct AnswerEndToEndTests {
     func `a URL with a control character is exit 2 and creates nothing`(path: String) async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-P", "\(directory)/new", server.url(path)])
-                #expect(run.status == 2)
-                #expect(run.standardError.contains("control character"))
+                let result = await Fetcher.immediate().run(server.url(path), to: "\(directory)/new/out.bin")
+                #expect(result.error?.code == .usage, "\(failure(result))")
+                #expect(result.error?.message.contains("control character") == true, "\(failure(result))")
                 #expect(listing(directory).isEmpty)
                 #expect(server.requests.isEmpty)
             }
@@ -256,11 +270,11 @@ struct AnswerEndToEndTests {
                 first.handler = { _, _ in TestResponse(status: 404) }
                 second.handler = { _, _ in TestResponse(status: 410) }
                 try await withTemporaryDirectory { directory in
-                    let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", first.url(), second.url()])
-                    #expect(run.status == 8)
-                    let message = (run.json["error"] as? [String: Any])?["message"] as? String
-                    #expect(message == "\(second.url()): HTTP 410")
-                    #expect(run.string("url") == first.url())
+                    let job = FetchJob(mirrors: [first.url(), second.url()], destination: "\(directory)/out.bin")
+                    let result = try #require(await Fetcher.immediate().run([job]).first)
+                    #expect(result.error?.code == .serverResponse, "\(failure(result))")
+                    #expect(result.error?.message == "\(second.url()): HTTP 410")
+                    #expect(result.url == first.url())
                 }
             }
         }
@@ -290,9 +304,9 @@ struct AnswerEndToEndTests {
                         body: Array(Fixtures.a[Self.split...])
                     )
                 }
-                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
-                #expect(run.int("resumed_from") == Self.split)
+                let result = await Fetcher.immediate(retries: 0).run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.resumedFrom == Int64(Self.split))
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(server.requests.suffix(2).map(\.method) == ["HEAD", "GET"])
             }
@@ -312,12 +326,12 @@ struct AnswerEndToEndTests {
                 return TestResponse(status: 200, headers: fields, body: body)
             }
             try await withTemporaryDirectory { directory in
-                let manifest =
-                    "\(server.url("/first")) sha256:\(Fixtures.sha256A) first.bin\n"
-                    + "\(server.url("/second")) sha256:\(Fixtures.sha256A) second.bin\n"
-                try manifest.write(toFile: "\(directory)/list", atomically: true, encoding: .utf8)
-                let run = await runCLI(Self.quiet + ["--retries", "0", "-P", directory, "-i", "\(directory)/list"])
-                #expect(run.status == 0)
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let jobs = ["first", "second"].map {
+                    FetchJob(mirrors: [server.url("/\($0)")], destination: "\(directory)/\($0).bin", pin: pin)
+                }
+                let results = await Fetcher.immediate(retries: 0).run(jobs)  // one after the other
+                #expect(results.map { $0.error } == [nil, nil], "\(results.map(failure))")
                 #expect(contents("\(directory)/first.bin") == Fixtures.a)
                 #expect(contents("\(directory)/second.bin") == Fixtures.a)
             }

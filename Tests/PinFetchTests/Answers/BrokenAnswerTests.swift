@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import PinFetch
 import Testing
 
 /// Answers that are not HTTP at all, and destinations that are directories (found by trying to
@@ -49,16 +50,21 @@ struct BrokenAnswerTests {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { good in
             try await withTemporaryDirectory { directory in
                 let url = "http://127.0.0.1:\(garbage.port)/file"
-                let alone = await runCLI(Self.quiet + ["-o", "\(directory)/a.bin", url])
-                #expect(alone.status == 7)
-                #expect((alone.json["error"] as? [String: Any])?["exit_code"] as? Int == 7)
+                let alone = await Fetcher.immediate(retries: 0).run(url, to: "\(directory)/a.bin")
+                #expect(alone.error?.code == .protocolViolation, "\(failure(alone))")
                 #expect(listing(directory).isEmpty)
 
-                let mirrored = await runCLI(
-                    Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/b.bin", url, good.url()]
-                )
-                #expect(mirrored.status == 0)
+                var job = FetchJob(mirrors: [url, good.url()], destination: "\(directory)/b.bin")
+                job.pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let mirrored = try #require(await Fetcher.immediate(retries: 0).run([job]).first)
+                #expect(mirrored.error == nil, "\(failure(mirrored))")
                 #expect(contents("\(directory)/b.bin") == Fixtures.a)
+
+                // The command line's exit status and --json line for it.
+                let run = await runCLI(Self.quiet + ["-o", "\(directory)/a.bin", url])
+                #expect(run.status == 7)
+                #expect((run.json["error"] as? [String: Any])?["exit_code"] as? Int == 7)
+                #expect(listing(directory) == ["b.bin"])
             }
         }
     }

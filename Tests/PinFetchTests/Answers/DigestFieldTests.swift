@@ -5,8 +5,6 @@ import Testing
 
 /// `Repr-Digest` / `Content-Digest` (RFC 9530): parsed, checked against the bytes, never the ETag.
 struct DigestFieldTests {
-    static let quiet = ["-q", "--json", "--retry-delay", "0"]
-
     static func field(_ algorithm: String, _ hex: String) -> String {
         "\(algorithm)=:\(Data(Pin.bytes(fromHex: hex)!).base64EncodedString()):"
     }
@@ -37,10 +35,10 @@ struct DigestFieldTests {
         let hex = correct ? Fixtures.sha256A : Fixtures.sha256B
         try await withTestHTTPServer(serving: Self.resource([(field, Self.field("sha-256", hex))])) { server in
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == (correct ? 0 : 9))
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == (correct ? nil : .digestMismatch), "\(failure(result))")
                 #expect(listing(directory) == (correct ? ["out.bin"] : []))
-                if !correct { #expect(run.standardError.contains(field)) }
+                if !correct { #expect(result.error?.message.contains(field) == true, "\(failure(result))") }
             }
         }
     }
@@ -53,8 +51,8 @@ struct DigestFieldTests {
         ]
         try await withTestHTTPServer(serving: Self.resource(lines)) { server in
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 9, "\(run.standardError)")
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == .digestMismatch, "\(failure(result))")
                 #expect(listing(directory).isEmpty)
             }
         }
@@ -65,10 +63,12 @@ struct DigestFieldTests {
         {
             server in
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out.bin", server.url()]
+                let result = await Fetcher.immediate().run(
+                    server.url(),
+                    to: "\(directory)/out.bin",
+                    verifying: try Pin(sha256Hex: Fixtures.sha256A)
                 )
-                #expect(run.status == 9)
+                #expect(result.error?.code == .digestMismatch, "\(failure(result))")
                 #expect(listing(directory).isEmpty)
             }
         }
@@ -79,9 +79,10 @@ struct DigestFieldTests {
         try await withTestHTTPServer(serving: Self.resource([("Repr-Digest", Self.field("sha-512", sha512))])) {
             server in
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
-                #expect(run.string("sha512") == sha512)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.algorithm == .sha512)
+                #expect(result.digest == sha512)
             }
         }
     }
@@ -90,14 +91,13 @@ struct DigestFieldTests {
         try await withTestHTTPServer(serving: Self.resource([])) { server in
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                #expect(
-                    await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()]).status
-                        == 4
-                )
+                let first = await Fetcher.immediate(retries: 0).run(server.url(), to: "\(directory)/out.bin")
+                #expect(first.error?.code == .network, "\(failure(first))")
                 server.resource = Self.resource([("Repr-Digest", Self.field("sha-256", Fixtures.sha256B))])
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 9)  // retried once from byte 0, and the digest still disagrees
-                #expect(run.int("restarts") == 1)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                // Retried once from byte 0, and the digest still disagrees.
+                #expect(result.error?.code == .digestMismatch, "\(failure(result))")
+                #expect(result.restarts == 1)
                 #expect(listing(directory).isEmpty)
             }
         }

@@ -17,6 +17,11 @@ struct HostileAnswerTests {
     /// `true` when the file at `path` holds exactly `bytes` (a Bool, so a failure prints no megabytes).
     static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { fileHolds(path, bytes) }
 
+    /// The texts of `result` a caller may show: its URL, source, mirrors and error message.
+    static func texts(of result: FetchResult) -> [String] {
+        [result.url, result.source ?? "", result.error?.message ?? ""] + result.mirrors.map(\.url)
+    }
+
     @Test(arguments: [false, true])
     func `a chunked 200 with only the rest of the file is never committed as the file`(
         honestAfter: Bool
@@ -39,8 +44,8 @@ struct HostileAnswerTests {
                         body: Self.chunked(Fixtures.a[Self.split...])
                     )
                 }
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == (honestAfter ? 0 : 7))
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == (honestAfter ? nil : .protocolViolation), "\(failure(result))")
                 #expect(Self.holds("\(directory)/out.bin", Fixtures.a) == honestAfter)
                 #expect(honestAfter || !FileManager.default.fileExists(atPath: "\(directory)/out.bin"))
                 #expect(server.getRequests.suffix(2).map { $0.header("Range") } == ["bytes=\(Self.split)-", nil])
@@ -63,10 +68,11 @@ struct HostileAnswerTests {
                         body: Array(Fixtures.b[Self.split...])
                     )
                 }
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(Self.holds("\(directory)/out.bin", Fixtures.b))
-                #expect(run.string("sha256") == Fixtures.sha256B)
+                #expect(result.algorithm == .sha256)
+                #expect(result.digest == Fixtures.sha256B)
             }
         }
     }
@@ -91,10 +97,10 @@ struct HostileAnswerTests {
                         body: Array(Fixtures.b[Self.split...])
                     )
                 }
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(Self.holds("\(directory)/out.bin", Fixtures.b))
-                #expect(run.int("restarts") == 1)
+                #expect(result.restarts == 1)
             }
         }
     }
@@ -105,8 +111,8 @@ struct HostileAnswerTests {
                 server.enqueueFaults(TestFaults(omitContentLength: true, chunkedWithoutTerminator: true))
                 server.enqueueFaults(TestFaults(omitContentLength: true, chunkedWithoutTerminator: true))
                 let output = "\(directory)/out.bin"
-                let first = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
-                #expect(first.status == 4)
+                let first = await Fetcher.immediate(retries: 0).run(server.url(), to: output)
+                #expect(first.error?.code == .network, "\(failure(first))")
                 let kept = try #require(FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int)
                 server.handler = { request, _ in
                     guard request.method == "HEAD" else { return nil }
@@ -115,8 +121,8 @@ struct HostileAnswerTests {
                         headers: [(name: "ETag", value: Fixtures.etagA), (name: "Content-Length", value: "\(kept)")]
                     )
                 }
-                let run = await runCLI(Self.quiet + ["-o", output, server.url()])
-                #expect(run.status == 0)
+                let result = await Fetcher.immediate().run(server.url(), to: output)
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(Self.holds(output, Fixtures.a))
                 #expect(server.getRequests.last?.header("Range") == "bytes=\(kept)-")
             }
@@ -140,17 +146,17 @@ struct HostileAnswerTests {
                     )
                 }
                 server.enqueueFaults(TestFaults(resetAfterBodyBytes: 0))
-                let failed = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
-                #expect(failed.status == 4)
+                let failed = await Fetcher.immediate(retries: 0).run(server.url(), to: output)
+                #expect(failed.error?.code == .network, "\(failure(failed))")
                 #expect(FileManager.default.fileExists(atPath: output + ".part.state"))
                 #expect(
                     (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
                 )
 
                 server.handler = nil
-                let resumed = await runCLI(Self.quiet + ["-o", output, server.url()])
-                #expect(resumed.status == 0)
-                #expect(resumed.int("resumed_from") == Self.split)
+                let resumed = await Fetcher.immediate().run(server.url(), to: output)
+                #expect(resumed.error == nil, "\(failure(resumed))")
+                #expect(resumed.resumedFrom == Int64(Self.split))
                 #expect(Self.holds(output, Fixtures.a))
             }
         }
@@ -163,9 +169,9 @@ struct HostileAnswerTests {
                 TestResponse(status: 200, headers: [(name: "Content-Length", value: length)], body: Fixtures.a)
             }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["--retries", "3", "-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 7)
-                #expect(run.int("attempts") == 1)
+                let result = await Fetcher.immediate(retries: 3).run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == .protocolViolation, "\(failure(result))")
+                #expect(result.attempts == 1)
                 #expect(listing(directory).isEmpty)
             }
         }
@@ -176,12 +182,16 @@ struct HostileAnswerTests {
             server.handler = { _, _ in TestResponse(status: 404) }
             try await withTemporaryDirectory { directory in
                 let url = "http://alice:S3cr3tPW@127.0.0.1:\(server.port)/file"
+                let result = await Fetcher.immediate().run(url, to: "\(directory)/out.bin")
+                #expect(result.error?.code == .serverResponse, "\(failure(result))")
+                #expect(result.url == "http://alice:***@127.0.0.1:\(server.port)/file")
+                #expect(!Self.texts(of: result).contains { $0.contains("S3cr3tPW") }, "\(Self.texts(of: result))")
+                #expect(server.requests.first?.header("Authorization") != nil)
+                // What the command line prints of it: its messages and its --json line.
                 let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", url])
                 #expect(run.status == 8)
-                #expect(run.string("url") == "http://alice:***@127.0.0.1:\(server.port)/file")
                 #expect(!run.standardOutput.contains("S3cr3tPW"))
                 #expect(!run.standardError.contains("S3cr3tPW"))
-                #expect(server.requests.first?.header("Authorization") != nil)
             }
         }
     }
@@ -203,10 +213,10 @@ struct HostileAnswerTests {
                     ]
                     return TestResponse(status: 200, headers: fields, body: Self.chunked(Fixtures.a))
                 }
-                let run = await runCLI(Self.quiet + ["-o", output, server.url()])
-                #expect(run.status == 0)
+                let result = await Fetcher.immediate().run(server.url(), to: output)
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(Self.holds(output, Fixtures.a))
-                #expect(run.int("restarts") == 1)
+                #expect(result.restarts == 1)
             }
         }
     }
@@ -224,10 +234,11 @@ struct HostileAnswerTests {
                 return TestResponse(status: 200, headers: fields, body: body + fake)
             }
             try await withTemporaryDirectory { directory in
-                let manifest = "\(server.url("/one")) one\n\(server.url("/two")) two\n"
-                try manifest.write(toFile: "\(directory)/list", atomically: true, encoding: .utf8)
-                let run = await runCLI(Self.quiet + ["--retries", "0", "-P", directory, "-i", "\(directory)/list"])
-                #expect(run.status == 0)
+                let jobs = ["one", "two"].map {
+                    FetchJob(mirrors: [server.url("/\($0)")], destination: "\(directory)/\($0)")
+                }
+                let results = await Fetcher.immediate(retries: 0).run(jobs)  // one after the other
+                #expect(results.map { $0.error } == [nil, nil], "\(results.map(failure))")
                 #expect(Self.holds("\(directory)/one", files["/one"]!))
                 #expect(Self.holds("\(directory)/two", files["/two"]!))
             }
@@ -259,15 +270,15 @@ struct HostileAnswerTests {
                         body: Array(Fixtures.a[(Self.split + 10)...])
                     )
                 }
-                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
-                #expect(run.status == 7)
+                let result = await Fetcher.immediate(retries: 0).run(server.url(), to: output)
+                #expect(result.error?.code == .protocolViolation, "\(failure(result))")
                 #expect(!FileManager.default.fileExists(atPath: output))
                 #expect(
                     (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
                 )
                 server.handler = nil
-                let resumed = await runCLI(Self.quiet + ["-o", output, server.url()])
-                #expect(resumed.int("resumed_from") == Self.split)
+                let resumed = await Fetcher.immediate().run(server.url(), to: output)
+                #expect(resumed.resumedFrom == Int64(Self.split))
                 #expect(Self.holds(output, Fixtures.a))
             }
         }
@@ -294,15 +305,15 @@ struct HostileAnswerTests {
                         closeAfterBodyBytes: 300_000
                     )
                 }
-                let cut = await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()])
-                #expect(cut.status == 4)
+                let cut = await Fetcher.immediate(retries: 0).run(server.url(), to: output)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 #expect(
                     (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int) == Self.split
                 )
                 server.handler = nil
-                let resumed = await runCLI(Self.quiet + ["-o", output, server.url()])
-                #expect(resumed.status == 0)
-                #expect(resumed.int("resumed_from") == Self.split)
+                let resumed = await Fetcher.immediate().run(server.url(), to: output)
+                #expect(resumed.error == nil, "\(failure(resumed))")
+                #expect(resumed.resumedFrom == Int64(Self.split))
                 #expect(Self.holds(output, Fixtures.a))
             }
         }
@@ -313,11 +324,23 @@ struct HostileAnswerTests {
             server.handler = { _, _ in TestResponse(status: 404) }
             try await withTemporaryDirectory { directory in
                 let secret = "http://alice:S3cr3tPW@127.0.0.1:\(server.port)/second"
+                let jobs = [
+                    FetchJob(mirrors: [server.url("/first")], destination: "\(directory)/first"),
+                    FetchJob(mirrors: [secret], destination: "\(directory)/second"),
+                ]
+                let results = await Fetcher.immediate().run(jobs, failFast: true)
+                #expect(results.map { $0.error?.code } == [.serverResponse, .serverResponse])
+                #expect(results.map(\.status) == [.failed, .skipped])
+                #expect(results[1].url == "http://alice:***@127.0.0.1:\(server.port)/second")
+                #expect(
+                    !Self.texts(of: results[1]).contains { $0.contains("S3cr3tPW") },
+                    "\(Self.texts(of: results[1]))"
+                )
+                // What the command line prints of it: its messages and its --json lines.
                 try "\(server.url("/first")) first\n\(secret) second\n"
                     .write(toFile: "\(directory)/list", atomically: true, encoding: .utf8)
                 let run = await runCLI(Self.quiet + ["--fail-fast", "-P", directory, "-i", "\(directory)/list"])
                 #expect(run.status == 8)
-                #expect(run.string("url") == "http://alice:***@127.0.0.1:\(server.port)/second")
                 #expect(!run.standardOutput.contains("S3cr3tPW") && !run.standardError.contains("S3cr3tPW"))
             }
         }
@@ -332,9 +355,9 @@ struct HostileAnswerTests {
                 return TestResponse(status: 200, headers: headers, body: Array("hi".utf8))
             }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(quietOnce + ["-o", "\(directory)/o", server.url()])
-                #expect(run.status == 7, "\(run.standardError)")
-                #expect(run.standardError.contains("header section is larger"))
+                let result = await Fetcher.immediate(retries: 0).run(server.url(), to: "\(directory)/o")
+                #expect(result.error?.code == .protocolViolation, "\(failure(result))")
+                #expect(result.error?.message.contains("header section is larger") == true, "\(failure(result))")
                 #expect(listing(directory).isEmpty)
             }
         }

@@ -16,44 +16,54 @@ struct ObjectStoreDigestTests {
 
     struct Case: Sendable, CustomTestStringConvertible {
         var headers: [(name: String, value: String)]
-        var status: Int32
+        /// The kind of the failure, `nil` for a file fetched.
+        var failure: PinFetchError.Code?
         /// What the message says of the field after its name.
         var says = "says"
         var testDescription: String { self.headers.map { "\($0.name): \($0.value)" }.joined(separator: ", ") }
     }
 
     static let cases = [
-        Case(headers: [("x-amz-checksum-sha256", sha256Base64)], status: 0),
-        Case(headers: [("x-amz-checksum-sha256", otherSHA256Base64)], status: 9),
+        Case(headers: [("x-amz-checksum-sha256", sha256Base64)], failure: nil),
+        Case(headers: [("x-amz-checksum-sha256", otherSHA256Base64)], failure: .digestMismatch),
         Case(
             headers: [("x-amz-checksum-sha256", otherSHA256Base64), ("x-amz-checksum-type", "FULL_OBJECT")],
-            status: 9
+            failure: .digestMismatch
         ),
         // A multipart upload's checksum is a digest of digests: not comparable, not checked.
-        Case(headers: [("x-amz-checksum-sha256", otherSHA256Base64), ("x-amz-checksum-type", "COMPOSITE")], status: 0),
-        Case(headers: [("x-amz-checksum-sha256", otherSHA256Base64 + "-3")], status: 0),
-        Case(headers: [("x-goog-hash", "crc32c=n03x6A==, md5=\(md5Base64)")], status: 0),
-        Case(headers: [("x-goog-hash", "crc32c=n03x6A=="), ("x-goog-hash", "md5=\(otherMD5Base64)")], status: 9),
-        Case(headers: [("X-Goog-Hash", "MD5=\(otherMD5Base64)")], status: 9),
+        Case(
+            headers: [("x-amz-checksum-sha256", otherSHA256Base64), ("x-amz-checksum-type", "COMPOSITE")],
+            failure: nil
+        ),
+        Case(headers: [("x-amz-checksum-sha256", otherSHA256Base64 + "-3")], failure: nil),
+        Case(headers: [("x-goog-hash", "crc32c=n03x6A==, md5=\(md5Base64)")], failure: nil),
+        Case(
+            headers: [("x-goog-hash", "crc32c=n03x6A=="), ("x-goog-hash", "md5=\(otherMD5Base64)")],
+            failure: .digestMismatch
+        ),
+        Case(headers: [("X-Goog-Hash", "MD5=\(otherMD5Base64)")], failure: .digestMismatch),
         // Stored gzip: GCS may serve it decompressed, so its MD5 is of other bytes.
         Case(
             headers: [("x-goog-hash", "md5=\(otherMD5Base64)"), ("x-goog-stored-content-encoding", "gzip")],
-            status: 0
+            failure: nil
         ),
-        Case(headers: [("x-goog-hash", "crc32c=n03x6A==")], status: 0),  // a composite object has no MD5
-        Case(headers: [("x-goog-hash", "md5=not-base64!")], status: 0),
+        Case(headers: [("x-goog-hash", "crc32c=n03x6A==")], failure: nil),  // a composite object has no MD5
+        Case(headers: [("x-goog-hash", "md5=not-base64!")], failure: nil),
         // A field with two different values disagrees with itself: never ignored.
         Case(
             headers: [("x-amz-checksum-sha256", sha256Base64), ("x-amz-checksum-sha256", otherSHA256Base64)],
-            status: 9,
+            failure: .digestMismatch,
             says: "gives two different"
         ),
         Case(
             headers: [("x-goog-hash", "md5=\(md5Base64), md5=\(otherMD5Base64)")],
-            status: 9,
+            failure: .digestMismatch,
             says: "gives two different"
         ),
-        Case(headers: [("x-amz-checksum-sha256", sha256Base64), ("x-amz-checksum-sha256", sha256Base64)], status: 0),
+        Case(
+            headers: [("x-amz-checksum-sha256", sha256Base64), ("x-amz-checksum-sha256", sha256Base64)],
+            failure: nil
+        ),
     ]
 
     @Test(arguments: Self.cases)
@@ -62,15 +72,15 @@ struct ObjectStoreDigestTests {
         resource.extraHeaders = item.headers
         try await withTestHTTPServer(serving: resource) { server in
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(["-q", "--json", "-o", "\(directory)/f", server.url()])
-                #expect(run.status == item.status, "\(run.standardError)")
-                if item.status == 0 {
+                let result = await Fetcher().run(server.url(), to: "\(directory)/f")
+                #expect(result.error?.code == item.failure, "\(failure(result))")
+                if item.failure == nil {
                     #expect(contents("\(directory)/f") == Self.body)
                 } else {
                     #expect(listing(directory).isEmpty)
                     let field = item.headers[0].name.lowercased()
                     let says = "the server's \(field) \(item.says)"
-                    #expect(run.standardError.contains(says), "\(run.standardError)")
+                    #expect(result.error?.message.contains(says) == true, "\(failure(result))")
                 }
             }
         }
@@ -83,9 +93,9 @@ struct ObjectStoreDigestTests {
         try await withTestHTTPServer(serving: resource) { server in
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 100_000))
-                let run = await runCLI(["-q", "--json", "-o", "\(directory)/f", "--retry-delay", "0", server.url()])
-                #expect(run.status == 9, "\(run.standardError)")
-                #expect(run.standardError.contains("x-amz-checksum-sha256"), "\(run.standardError)")
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/f")
+                #expect(result.error?.code == .digestMismatch, "\(failure(result))")
+                #expect(result.error?.message.contains("x-amz-checksum-sha256") == true, "\(failure(result))")
                 #expect(!FileManager.default.fileExists(atPath: "\(directory)/f"))
             }
         }
@@ -100,11 +110,11 @@ struct ObjectStoreDigestTests {
         try await withTestHTTPServer(serving: resource) { server in
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 100_000))
-                let resumed = await runCLI(["-q", "--json", "-o", "\(directory)/f", "--retry-delay", "0", server.url()])
-                #expect(resumed.status == 0, "\(resumed.standardError)")
+                let resumed = await Fetcher.immediate().run(server.url(), to: "\(directory)/f")
+                #expect(resumed.error == nil, "\(failure(resumed))")
                 #expect(contents("\(directory)/f") == body)
-                let whole = await runCLI(["-q", "-o", "\(directory)/g", server.url()])
-                #expect(whole.status == 9, "\(whole.standardError)")
+                let whole = await Fetcher().run(server.url(), to: "\(directory)/g")
+                #expect(whole.error?.code == .digestMismatch, "\(failure(whole))")
                 #expect(!FileManager.default.fileExists(atPath: "\(directory)/g"))
             }
         }

@@ -25,13 +25,16 @@ struct RedirectTests {
             try await withTestHTTPServer(serving: TestResource(body: [])) { origin in
                 origin.handler = { _, _ in Self.redirect(to: target.url()) }
                 try await withTemporaryDirectory { directory in
-                    let run = await runCLI(
-                        Self.quiet
-                            + Self.headerArguments(Self.secrets + ["X-Trace: 42", "PRIVATE-TOKEN: glpat-s3cr3t"])
-                            + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out.bin", origin.url()]
+                    let headers = Self.secrets + ["X-Trace: 42", "PRIVATE-TOKEN: glpat-s3cr3t"]
+                    let result = await Fetcher.immediate { $0.headers = headers }.run(
+                        origin.url(),
+                        to: "\(directory)/out.bin",
+                        verifying: try Pin(sha256Hex: Fixtures.sha256A)
                     )
-                    #expect(run.status == 0)
+                    #expect(result.error == nil, "\(failure(result))")
                     #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                    let shown = [result.url, result.source ?? ""] + result.mirrors.map(\.url)
+                    #expect(!shown.contains { $0.contains("s3cr3t") }, "\(shown)")
                     for request in origin.requests {
                         #expect(request.header("Authorization") == "Bearer s3cr3t-token")
                         #expect(request.header("Cookie") == "session=c00kie")
@@ -45,6 +48,12 @@ struct RedirectTests {
                         #expect(request.header("PRIVATE-TOKEN") == nil)
                     }
                     #expect(origin.requests.first?.header("PRIVATE-TOKEN") == "glpat-s3cr3t")
+                    // What the command line prints of the same fetch, given the headers with -H.
+                    let run = await runCLI(
+                        Self.quiet + Self.headerArguments(headers)
+                            + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/again.bin", origin.url()]
+                    )
+                    #expect(run.status == 0)
                     #expect(!run.standardOutput.contains("s3cr3t") && !run.standardError.contains("s3cr3t"))
                 }
             }
@@ -55,11 +64,12 @@ struct RedirectTests {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
             server.handler = { request, _ in request.target == "/file" ? Self.redirect(to: "/real") : nil }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    Self.quiet + Self.headerArguments(Self.secrets)
-                        + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out.bin", server.url()]
+                let result = await Fetcher.immediate { $0.headers = Self.secrets }.run(
+                    server.url(),
+                    to: "\(directory)/out.bin",
+                    verifying: try Pin(sha256Hex: Fixtures.sha256A)
                 )
-                #expect(run.status == 0)
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(server.requests.map(\.target) == ["/file", "/real"])
                 #expect(server.requests.allSatisfy { $0.header("Authorization") == "Bearer s3cr3t-token" })
             }
@@ -82,17 +92,19 @@ struct RedirectTests {
                 try await withTemporaryDirectory { directory in
                     let output = "\(directory)/out.bin"
                     target.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                    let first = await runCLI(Self.quiet + ["--retries", "0", "-o", output, origin.url()])
-                    #expect(first.status == 4)
+                    let first = await Fetcher.immediate(retries: 0).run(origin.url(), to: output)
+                    #expect(first.error?.code == .network, "\(failure(first))")
                     let saved = try #require(CheckpointFile.read(output + ".part.state"))
                     #expect(saved.durable.first?.url == origin.url())  // the original URL, not the target
 
                     target.enqueueFaults(TestFaults(closeAfterBodyBytes: 200_000))
-                    let second = await runCLI(
-                        Self.quiet + ["--retries", "3", "--sha256", Fixtures.sha256A, "-o", output, origin.url()]
+                    let second = await Fetcher.immediate(retries: 3).run(
+                        origin.url(),
+                        to: output,
+                        verifying: try Pin(sha256Hex: Fixtures.sha256A)
                     )
-                    #expect(second.status == 0)
-                    #expect(second.int("resumed_from") == 400_000)
+                    #expect(second.error == nil, "\(failure(second))")
+                    #expect(second.resumedFrom == 400_000)
                     #expect(contents(output) == Fixtures.a)
                     #expect(target.getRequests.map { $0.header("Range") } == [nil, "bytes=400000-", "bytes=600000-"])
                     #expect(origin.getRequests.count == 3)
@@ -105,8 +117,8 @@ struct RedirectTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             server.handler = { _, _ in Self.redirect(to: "/file") }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 7)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == .protocolViolation, "\(failure(result))")
                 #expect(server.getRequests.count == 11)  // the first request and 10 redirects
                 #expect(listing(directory).isEmpty)
             }
@@ -118,8 +130,8 @@ struct RedirectTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             server.handler = { _, _ in Self.redirect(to: location) }
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(Self.quiet + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 7)
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == .protocolViolation, "\(failure(result))")
                 #expect(listing(directory).isEmpty)
             }
         }

@@ -1,13 +1,20 @@
 import Foundation
+import PinFetch
 import Testing
 
 /// Servers that answer HEAD badly, frame bodies oddly, or change on every request.
 struct ServerBehaviourTests {
-    static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }
+    static var pinA: Pin { get throws { try Pin(sha256Hex: Fixtures.sha256A) } }
 
-    func fetch(_ server: TestHTTPServer, into directory: String, _ extra: [String] = []) async -> CLIRun {
-        await runCLI(Self.quiet + extra + ["-o", "\(directory)/out.bin", server.url()])
+    /// Fetches `server`'s file into `directory/out.bin`, retrying at once up to `retries` times.
+    func fetch(
+        _ server: TestHTTPServer,
+        into directory: String,
+        retries: Int = 5,
+        verifying pin: Pin? = nil
+    ) async -> FetchResult {
+        await Fetcher.immediate(retries: retries).run(server.url(), to: "\(directory)/out.bin", verifying: pin)
     }
 
     @Test(arguments: [403, 405, 501])
@@ -16,10 +23,10 @@ struct ServerBehaviourTests {
             server.faults = TestFaults(headStatus: status)
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                #expect(await self.fetch(server, into: directory, ["--retries", "0"]).status == 4)
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
-                #expect(run.int("resumed_from") == 400_000)
+                #expect(await self.fetch(server, into: directory, retries: 0).error?.code == .network)
+                let result = await self.fetch(server, into: directory, verifying: try Self.pinA)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.resumedFrom == 400_000)
                 #expect(server.getRequests.last?.header("If-Range") == Fixtures.etagA)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
@@ -36,8 +43,8 @@ struct ServerBehaviourTests {
                 )
             }
             try await withTemporaryDirectory { directory in
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, verifying: try Self.pinA)
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
         }
@@ -47,12 +54,12 @@ struct ServerBehaviourTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             server.enqueueFaults(TestFaults(chunkedWithoutTerminator: true))
             try await withTemporaryDirectory { directory in
-                let first = await self.fetch(server, into: directory, ["--retries", "0", "--sha256", Fixtures.sha256A])
-                #expect(first.status == 4)
+                let first = await self.fetch(server, into: directory, retries: 0, verifying: try Self.pinA)
+                #expect(first.error?.code == .network, "\(failure(first))")
                 #expect(!FileManager.default.fileExists(atPath: "\(directory)/out.bin"))
                 server.faults = TestFaults(omitContentLength: true)
-                let second = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(second.status == 0)
+                let second = await self.fetch(server, into: directory, verifying: try Self.pinA)
+                #expect(second.error == nil, "\(failure(second))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
         }
@@ -70,10 +77,10 @@ struct ServerBehaviourTests {
                 )
             }
             try await withTemporaryDirectory { directory in
-                let run = await self.fetch(server, into: directory, ["--retries", "3"])
-                #expect(run.status == 4)
+                let result = await self.fetch(server, into: directory, retries: 3)
+                #expect(result.error?.code == .network, "\(failure(result))")
                 #expect(server.getRequests.count == 4)
-                #expect(run.int("restarts") == 3)
+                #expect(result.restarts == 3)
                 #expect(!FileManager.default.fileExists(atPath: "\(directory)/out.bin"))
             }
         }
@@ -83,10 +90,10 @@ struct ServerBehaviourTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             server.faults = TestFaults(closeAfterBodyBytes: 300_000, ignoreRange: true)
             try await withTemporaryDirectory { directory in
-                let run = await self.fetch(server, into: directory, ["--retries", "2"])
-                #expect(run.status == 4)
+                let result = await self.fetch(server, into: directory, retries: 2)
+                #expect(result.error?.code == .network, "\(failure(result))")
                 #expect(server.getRequests.count == 3)
-                #expect(run.int("restarts") == 2)
+                #expect(result.restarts == 2)
             }
         }
     }
@@ -96,10 +103,10 @@ struct ServerBehaviourTests {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, lastModified: value)) { server in
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                #expect(await self.fetch(server, into: directory, ["--retries", "0"]).status == 4)
+                #expect(await self.fetch(server, into: directory, retries: 0).error?.code == .network)
                 #expect(listing(directory).isEmpty)  // nothing a later run could trust
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, verifying: try Self.pinA)
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(server.requests.allSatisfy { $0.header("If-Range") == nil && $0.header("Range") == nil })
             }
         }
@@ -111,12 +118,14 @@ struct ServerBehaviourTests {
     func `an ETag that looks like a digest is only a validator`(etag: String) async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: etag)) { server in
             try await withTemporaryDirectory { directory in
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
-                let mismatch = await runCLI(
-                    Self.quiet + ["--sha256", Fixtures.sha256B, "-o", "\(directory)/b.bin", server.url()]
+                let result = await self.fetch(server, into: directory, verifying: try Self.pinA)
+                #expect(result.error == nil, "\(failure(result))")
+                let mismatch = await Fetcher.immediate().run(
+                    server.url(),
+                    to: "\(directory)/b.bin",
+                    verifying: try Pin(sha256Hex: Fixtures.sha256B)
                 )
-                #expect(mismatch.status == 9)
+                #expect(mismatch.error?.code == .digestMismatch, "\(failure(mismatch))")
             }
         }
     }
