@@ -109,7 +109,7 @@ struct MaximumTimeTests {
         }
     }
 
-    /// Busy host: six files of 2 s each queued for its one connection, 2.5 s allowed each.
+    /// Busy host: six files of 6 s each queued for its one connection, 2.5 s allowed each.
     @Test(
         .enabled(if: ProcessInfo.processInfo.environment["PINFETCH_SKIP_E2E"] != "1", "PINFETCH_SKIP_E2E=1"),
         .timeLimit(.minutes(3))
@@ -117,9 +117,11 @@ struct MaximumTimeTests {
     func `--max-time ends files waiting for a connection on time, and says so`() async throws {
         try await withNginx { nginx in
             try await withTemporaryDirectory { work in
-                // Six files of 2 s each over one connection (600 KiB at /slow/: nginx sends the first
-                // second's 200 KiB at once, then 200 KiB/s), 2.5 s allowed each.
-                _ = try ProcessTests.serveFiles(nginx, count: 6, size: 600 << 10, in: work) { nginx.slowURL($0) }
+                // Six files of 6 s each over one connection (1400 KiB at /slow/: nginx sends the
+                // first second's 200 KiB at once, then 200 KiB/s), 2.5 s allowed each: the first
+                // cannot end before the deadline, so the others are still waiting at theirs (with
+                // files of 2 s, a loaded machine let the first finish and gave each a turn).
+                _ = try ProcessTests.serveFiles(nginx, count: 6, size: 1400 << 10, in: work) { nginx.slowURL($0) }
                 let out = try EndToEndTests.makeDirectory(work + "/out")
                 let run = try await ProcessTests().pinfetch(
                     ["-j", "6", "--max-connections-per-host", "1", "--max-time", "2.5", "--retries", "0"]
