@@ -42,7 +42,9 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     ///   than ``maximumLength`` bytes (its start shown, escaped), a control
     ///   character (U+0000–U+001F, U+007F–U+009F, shown escaped), white space at either end, a
     ///   scheme other than `http`/`https`, no host, a host with a character no host name has, a
-    ///   port outside 1...65535, or a result Foundation cannot parse ("malformed URL").
+    ///   bracketed host that is no IPv6 address (RFC 3986 §3.2.2, RFC 6874 zones allowed), a host
+    ///   beginning with a combining mark or a format character, a port outside 1...65535, or a
+    ///   result Foundation cannot parse ("malformed URL").
     package init(_ text: String) throws(PinFetchError) {
         // What messages show: secrets as `***`, control characters escaped, at most 200 characters.
         let shown = String(
@@ -94,7 +96,10 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         // A label cannot begin with a combining mark or a format character (IDNA, RFC 5891
         // §4.2.3.2): such a host is a delimiter's mark cut off ("@\u{301}h"), never a name.
         if let first = rawHost.unicodeScalars.first, Self.isMarkOrFormat(first) {
-            throw PinFetchError(.usage, "URL host begins with a combining mark: '\(shown)'")
+            throw PinFetchError(
+                .usage,
+                "URL host begins with a combining mark or an invisible format character: '\(shown)'"
+            )
         }
         guard !isLiteral || Self.isIPv6Literal(rawHost.utf8.dropFirst().dropLast()) else {
             throw PinFetchError(.usage, "URL host is not an IPv6 address in brackets: '\(shown)'")
