@@ -1,4 +1,5 @@
 import Foundation
+import PinFetch
 import Testing
 
 /// A mirror that lies: a mismatch on one mirror moves to the next, and costs only the lying
@@ -7,24 +8,31 @@ struct MirrorFailoverTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
     static var resourceB: TestResource { TestResource(body: Fixtures.b, etag: Fixtures.etagB) }
 
+    /// The pin of file A, as `--sha256` gives it.
+    static func pinA() throws -> Pin { try Pin(sha256Hex: Fixtures.sha256A) }
+
+    /// One file pinned to A from `mirrors` in order, as several URLs on the command line are.
+    static func job(_ mirrors: [String], to destination: String, pinned: Bool = true) throws -> FetchJob {
+        FetchJob(mirrors: mirrors, destination: destination, pin: pinned ? try pinA() : nil)
+    }
+
+    /// The result of fetching `job` once, retrying nothing, as `--retries 0` does.
+    static func once(_ job: FetchJob) async -> FetchResult { await Fetcher.immediate(retries: 0).run([job])[0] }
+
     @Test func `a mirror serving other bytes hands over to the next, which has the pinned file`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { good in
             try await withTestHTTPServer(serving: Self.resourceB) { lying in
                 try await withTemporaryDirectory { directory in
-                    let run = await runCLI(
-                        Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/o", lying.url(), good.url()]
-                    )
-                    #expect(run.status == 0, "\(run.standardError)")
+                    let result = await Self.once(try Self.job([lying.url(), good.url()], to: "\(directory)/o"))
+                    #expect(result.error == nil, "\(failure(result))")
                     #expect(contents("\(directory)/o") == Fixtures.a)
                     #expect(lying.getRequests.count == 1)
                     #expect(good.getRequests.count == 1)
                     #expect(good.getRequests.first?.header("Range") == nil)  // from byte 0
                     #expect(listing(directory) == ["o"])
-                    #expect(run.string("url") == lying.url())  // the file's identity: the first URL
-                    #expect(run.string("source") == good.url())
-                    let mirrors = (run.json["mirrors"] as? [[String: Any]])?.map {
-                        "\($0["url"] as? String ?? "") \($0["outcome"] as? String ?? "")"
-                    }
+                    #expect(result.url == lying.url())  // the file's identity: the first URL
+                    #expect(result.source == good.url())
+                    let mirrors = result.mirrors.map { "\($0.url) \($0.outcome)" }
                     #expect(mirrors == ["\(lying.url()) mismatch", "\(good.url()) ok"])
                 }
             }
@@ -54,21 +62,13 @@ struct MirrorFailoverTests {
                 try await withTestHTTPServer(serving: Self.resourceB) { gone in
                     gone.faults = TestFaults(status: 404)
                     try await withTemporaryDirectory { directory in
-                        let both = await runCLI(
-                            Self.quiet + [
-                                "--sha256", Fixtures.sha256A, "-o", "\(directory)/a", first.url(), second.url(),
-                            ]
-                        )
-                        #expect(both.status == 9, "\(both.standardError)")
+                        let both = await Self.once(try Self.job([first.url(), second.url()], to: "\(directory)/a"))
+                        #expect(both.error?.code == .digestMismatch, "\(failure(both))")
                         #expect(first.getRequests.count == 1 && second.getRequests.count == 1)
                         // The other mirror gave no body at all: still the mismatch decides.
-                        let withGone = await runCLI(
-                            Self.quiet + [
-                                "--sha256", Fixtures.sha256A, "-o", "\(directory)/b", first.url(), gone.url(),
-                            ]
-                        )
-                        #expect(withGone.status == 9, "\(withGone.standardError)")
-                        #expect(withGone.standardError.contains("from \(first.url())"), "\(withGone.standardError)")
+                        let withGone = await Self.once(try Self.job([first.url(), gone.url()], to: "\(directory)/b"))
+                        #expect(withGone.error?.code == .digestMismatch, "\(failure(withGone))")
+                        #expect(withGone.error?.message.contains("from \(first.url())") == true, "\(failure(withGone))")
                         #expect(listing(directory).isEmpty)
                     }
                 }
@@ -103,15 +103,15 @@ struct MirrorFailoverTests {
             try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
                 try await withTemporaryDirectory { directory in
                     let output = "\(directory)/o"
-                    let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, lying.url(), good.url()]
+                    let job = try Self.job([lying.url(), good.url()], to: output)
                     good.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                    let first = await runCLI(arguments)
-                    #expect(first.status == 4, "\(first.standardError)")
+                    let first = await Self.once(job)
+                    #expect(first.error?.code == .network, "\(failure(first))")
                     #expect(FileManager.default.fileExists(atPath: output + ".part.state"))
                     #expect(!FileManager.default.fileExists(atPath: output))
-                    let second = await runCLI(arguments)
-                    #expect(second.status == 0, "\(second.standardError)")
-                    #expect(second.string("status") == "resumed")
+                    let second = await Self.once(job)
+                    #expect(second.error == nil, "\(failure(second))")
+                    #expect(second.status == .resumed)
                     #expect(good.getRequests.last?.header("Range") == "bytes=400000-")
                     #expect(lying.getRequests.count == 1)  // the rerun went where the partial came from
                     #expect(fileHolds(output, Fixtures.a))
@@ -127,8 +127,9 @@ struct MirrorFailoverTests {
         try await withTestHTTPServer(serving: lyingHead) { first in
             try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { second in
                 try await withTemporaryDirectory { directory in
-                    let run = await runCLI(Self.quiet + ["-o", "\(directory)/o", first.url(), second.url()])
-                    #expect(run.status == 0, "\(run.standardError)")
+                    let job = try Self.job([first.url(), second.url()], to: "\(directory)/o", pinned: false)
+                    let result = await Self.once(job)
+                    #expect(result.error == nil, "\(failure(result))")
                     #expect(second.getRequests.count == 1)
                     #expect(fileHolds("\(directory)/o", Fixtures.a))
                 }
@@ -142,22 +143,23 @@ struct MirrorFailoverTests {
             try await withTestHTTPServer(serving: MirrorFailoverTests.resourceB) { lying in
                 try await withTemporaryDirectory { directory in
                     let output = "\(directory)/o"
-                    let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, lying.url(), good.url()]
+                    let job = try Self.job([lying.url(), good.url()], to: output)
                     good.enqueueFaults(TestFaults(closeAfterBodyBytes: 150_000))
-                    #expect(await runCLI(arguments).status == 4)  // lying from 0, then good cut at 150,000
+                    let first = await Self.once(job)  // lying from 0, then good cut at 150,000
+                    #expect(first.error?.code == .network, "\(failure(first))")
                     good.enqueueFaults(TestFaults(closeAfterBodyBytes: 1000))
                     good.enqueueFaults(TestFaults(closeAfterBodyBytes: 1000))
-                    let second = await runCLI(arguments)
-                    #expect(second.status == 4, "\(second.standardError)")
+                    let second = await Self.once(job)
+                    #expect(second.error?.code == .network, "\(failure(second))")
                     let lyingRanges = lying.getRequests.compactMap { $0.header("Range") }
                     #expect(lyingRanges == ["bytes=151000-"], "\(lyingRanges)")  // its tail was tried once
                     let kept = try #require(
                         FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int
                     )
                     #expect(kept == 152_000)
-                    let third = await runCLI(arguments)
-                    #expect(third.status == 0, "\(third.standardError)")
-                    #expect(third.int("resumed_from") == 152_000)
+                    let third = await Self.once(job)
+                    #expect(third.error == nil, "\(failure(third))")
+                    #expect(third.resumedFrom == 152_000)
                     #expect(fileHolds(output, Fixtures.a))
                 }
             }
@@ -171,10 +173,10 @@ struct MirrorFailoverTests {
                 try await withTemporaryDirectory { directory in
                     let output = "\(directory)/o"
                     lying.enqueueFaults(TestFaults(closeAfterBodyBytes: 100_000))
-                    let pin = ["--sha256", Fixtures.sha256A]
-                    #expect(await runCLI(Self.quiet + pin + ["-o", output, lying.url()]).status == 4)
-                    let run = await runCLI(Self.quiet + pin + ["-o", output, good.url()])
-                    #expect(run.status == 0, "\(run.standardError)")
+                    let first = await Self.once(try Self.job([lying.url()], to: output))
+                    #expect(first.error?.code == .network, "\(failure(first))")
+                    let result = await Self.once(try Self.job([good.url()], to: output))
+                    #expect(result.error == nil, "\(failure(result))")
                     #expect(good.getRequests.map { $0.header("Range") } == ["bytes=100000-", nil])
                     #expect(fileHolds(output, Fixtures.a))
                 }
