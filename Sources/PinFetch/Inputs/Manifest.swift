@@ -252,7 +252,8 @@ package struct Manifest: Sendable {
 
     /// Whether `token` starts with `http://` or `https://` (scheme in any case) and has more.
     static func isURL(_ token: String) -> Bool {
-        let bytes = Array(token.utf8.prefix(9)).map { $0 | 0x20 }  // ASCII letters to lower case
+        // ASCII letters to lower case, nothing else: `| 0x20` alone would make 0x0F a "/".
+        let bytes = Array(token.utf8.prefix(9)).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
         let http = Array("http://".utf8)
         let https = Array("https://".utf8)
         return (bytes.starts(with: http) && token.utf8.count > http.count)
