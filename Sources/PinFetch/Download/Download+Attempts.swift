@@ -119,9 +119,11 @@ extension Download {
         if let ceiling = end.helperCeiling { self.segmentPolicy.helperCeiling = ceiling }
         for (mirror, outcome) in end.otherMirrors {
             self.mirrors.note(mirror, outcome)
-            if outcome == "ok" { self.piecesFrom = .severalMirrors }
+            if outcome == "ok" { self.segmentPolicy.piecesFrom = .severalMirrors }
         }
-        if end.helperBytes > 0, self.piecesFrom == nil { self.piecesFrom = .severalConnections }
+        if end.helperBytes > 0, self.segmentPolicy.piecesFrom == nil {
+            self.segmentPolicy.piecesFrom = .severalConnections
+        }
         switch end.reason {
         case .representationChanged, .stopped, .endedEarly: self.segmentPolicy.stopped = true
         case .complete, .paused, .outOfTime, .cancelled, .localFailure: break

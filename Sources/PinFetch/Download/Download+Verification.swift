@@ -30,7 +30,7 @@ extension Download {
                 current: self.mirrors.current,
                 handOver: own,
                 spliced: self.partial.state.spliced,
-                piecesFrom: self.piecesFrom
+                piecesFrom: self.segmentPolicy.piecesFrom
             )
             if let point = handOver {
                 // Another mirror's tail goes; the prefix its own mirror vouched for stays.
@@ -61,7 +61,7 @@ extension Download {
                 // A spliced partial may hold bytes of two representations: one clean download
                 // from byte 0 decides.
                 let reason =
-                    switch self.piecesFrom {
+                    switch self.segmentPolicy.piecesFrom {
                     case .severalMirrors?: "checksum mismatch with pieces from several mirrors"
                     case .severalConnections?: "checksum mismatch with pieces over several connections"
                     case nil: "checksum mismatch after a resume"

@@ -38,11 +38,6 @@ final class Download {
     var deadline: Deadline { self.requests.requester.deadline }
     /// The URL the result names: the first of the file's own mirrors, a password shown as `***`.
     var url: String { self.mirrors.urls[self.mirrors.hashedCount].redacted }
-    /// Where a segmented fetch of this run took pieces from, once helpers brought any.
-    var piecesFrom: MismatchPolicy.PieceSources? {
-        get { self.segmentPolicy.piecesFrom }
-        set { self.segmentPolicy.piecesFrom = newValue }
-    }
     var sidecars: Sidecars { Sidecars(destination: self.destination) }
     /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
     var maximumRestarts: Int { self.options.retries + 2 }
