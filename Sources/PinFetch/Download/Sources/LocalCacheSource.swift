@@ -3,8 +3,7 @@
 /// the pinned bytes is removed with a warning, and the fetch goes on (storing a good entry).
 struct LocalCacheSource: Source {
     func place(_ context: SourceContext) throws(PinFetchError) -> SourceAnswer {
-        guard let cache = context.cache else { return .passed }
-        let pin = context.pin
+        guard let pin = context.pin, let cache = context.cache else { return .passed }
         let entry: PartialFile
         switch cache.lookup(pin.algorithm, digest: pin.digest) {
         case .miss:
@@ -18,13 +17,21 @@ struct LocalCacheSource: Source {
         if let limit = context.requester.options.maximumFileSize, let size = try? entry.size(), size > limit {
             return .passed  // the download decides: the file may be that large (exit 7), or the entry wrong
         }
-        let (placed, hashed) = try VerifiedCopy(context: context).place(entry, clone: cache.clone, named: "cache entry")
-        {
+        let (placed, hashed) = try VerifiedCopy(context: context, pin: pin).place(
+            entry,
+            clone: cache.clone,
+            named: "cache entry"
+        ) {
             cache.remove(entry)  // the copy goes with it
             context.reporter.warn("cache entry \(entry.path) did not hold the pinned bytes: removed")
         }
         guard let size = placed else { return SourceAnswer(outcome: .passed, rehashedBytes: hashed) }
         try? entry.touch()  // recently used: `pinfetch gc --max-size` evicts the least recently used
-        return SourceAnswer(outcome: .placed(size: size), cache: .local, rehashedBytes: hashed)
+        return SourceAnswer(
+            outcome: .placed(size: size, digest: pin.digest),
+            status: .alreadyComplete,
+            cache: .local,
+            rehashedBytes: hashed
+        )
     }
 }

@@ -17,8 +17,8 @@ struct RemoteCacheSource: Source {
         let requester = context.requester
         let options = requester.options
         let control = requester.control
-        let pin = context.pin
-        guard let url = Self.blob(options, pin), !control.remoteCacheOff.load(ordering: .relaxed) else {
+        guard let pin = context.pin, let url = Self.blob(options, pin), !control.remoteCacheOff.load(ordering: .relaxed)
+        else {
             return .passed
         }
         let path = context.sidecars.cachePlacement
@@ -106,7 +106,7 @@ struct RemoteCacheSource: Source {
             context.reporter.warn(warning)
         }
         tried("ok")
-        answer.outcome = .placed(size: reader.written)
+        answer.outcome = .placed(size: reader.written, digest: pin.digest)
         answer.cache = .remote
         answer.source = url.redacted
         return answer

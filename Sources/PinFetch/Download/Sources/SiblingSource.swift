@@ -7,13 +7,13 @@ struct SiblingSource: Source {
     let path: String
 
     func place(_ context: SourceContext) throws(PinFetchError) -> SourceAnswer {
-        guard self.path != context.destination else { return .passed }
+        guard let pin = context.pin, self.path != context.destination else { return .passed }
         // Never through a link, nor a FIFO or a device put there since.
         guard let entry = try? PartialFile(path: self.path, readOnly: true) else {
             context.reporter.warn("\(self.path), pinned the same, is no longer a regular file: downloading this file")
             return .passed
         }
-        let (placed, hashed) = try VerifiedCopy(context: context).place(
+        let (placed, hashed) = try VerifiedCopy(context: context, pin: pin).place(
             entry,
             clone: FileCopy.ficlone,
             named: "the batch's file"
@@ -24,6 +24,11 @@ struct SiblingSource: Source {
         }
         guard let size = placed else { return SourceAnswer(outcome: .passed, rehashedBytes: hashed) }
         context.reporter.decide("copied from \(self.path), pinned the same earlier in this batch: no request")
-        return SourceAnswer(outcome: .placed(size: size), cache: .local, rehashedBytes: hashed)
+        return SourceAnswer(
+            outcome: .placed(size: size, digest: pin.digest),
+            status: .alreadyComplete,
+            cache: .local,
+            rehashedBytes: hashed
+        )
     }
 }

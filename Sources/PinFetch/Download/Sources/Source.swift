@@ -1,22 +1,25 @@
-/// A place a pinned file's bytes may come from before its mirrors are asked: the local cache,
-/// an earlier entry of the batch pinned the same, the remote cache (Architecture, "Sources").
+/// A place a file's bytes may come from: the local cache, an earlier entry of the batch pinned
+/// the same, the remote cache, the file's mirrors (Architecture, "Sources").
 ///
-/// The sources of a file are tried in one order (``Download/sources``), then its mirrors
-/// (hash-addressed ones first, then the URL's); the pin decides: a source's bytes are placed
-/// only once they hash to the pin, and a source that fails or holds other bytes only moves the
-/// fetch on to the next. A source that lied is not asked again in the run: a cache entry with
-/// other bytes is removed, a remote cache that is down, silent or slow is not asked again.
-/// Adding a source is one type conforming to this protocol and one line in that order.
+/// The sources of a file are tried in one order (``Download/sources``); the pin decides: a
+/// source's bytes are placed only once they hash to the pin, and a source that fails or holds
+/// other bytes only moves the fetch on to the next. A source that lied is not asked again in
+/// the run: a cache entry with other bytes is removed, a remote cache that is down, silent or
+/// slow is not asked again, a mirror that sent other bytes is excluded. The mirrors
+/// (``MirrorSource``) come last and are the only source of a file without a pin. Adding a source
+/// is one type conforming to this protocol and one line in that order.
 protocol Source {
-    /// Places the pinned file at the destination, or says why it could not.
-    /// - Throws: a local failure (disk) or a cancellation, which end the run; never a failure of
-    ///   the source itself (that is an ``SourceAnswer/Outcome/passed`` answer).
+    /// Places the file at the destination, or says why it could not.
+    /// - Throws: a local failure (disk) or a cancellation, which end the run; from the last
+    ///   source, the failure of the file. Never a failure of a source before the last (that is
+    ///   a ``SourceAnswer/Outcome/passed`` answer).
     func place(_ context: SourceContext) throws(PinFetchError) -> SourceAnswer
 }
 
 /// What a source needs to place a file: a value the download makes for each file.
 struct SourceContext {
-    let pin: Pin
+    /// The pin; a file without one has only its mirrors as a source.
+    let pin: Pin?
     /// The file to create, and the sidecar a copy or blob is written to first
     /// (``Sidecars/cachePlacement``).
     let sidecars: Sidecars
@@ -25,6 +28,8 @@ struct SourceContext {
     let easy: EasyHandle
     /// The local cache, when the caller chose one (``FetchOptions/cacheDirectory``).
     let cache: DigestCache?
+    /// Body bytes the sources asked so far received (for the progress meter).
+    var receivedBefore: Int64 = 0
 
     var destination: String { self.placement.destination }
     var reporter: Reporter { self.requester.reporter }
@@ -33,13 +38,16 @@ struct SourceContext {
 /// How a source's turn ended.
 struct SourceAnswer {
     enum Outcome: Equatable {
-        /// The pinned file is at the destination now, `size` bytes.
-        case placed(size: Int64)
+        /// The file is at the destination now, `size` bytes with `digest` (the pin's, when pinned).
+        case placed(size: Int64, digest: [UInt8])
         /// Nothing placed: the next source is asked.
         case passed
     }
 
     var outcome: Outcome
+    /// How the file came to be there (`--json` `status`), when placed: a copy is already
+    /// complete, a remote cache's blob or a mirror's bytes were downloaded.
+    var status: FetchResult.Status = .downloaded
     /// Which cache the file came from (`--json` `cache`).
     var cache: FetchResult.CacheKind?
     /// The URL of what was placed, when it was not the file's own (`--json` `source`).
@@ -59,6 +67,7 @@ struct SourceAnswer {
 /// or another file of the batch held is trusted no more than a download.
 struct VerifiedCopy {
     let context: SourceContext
+    let pin: Pin
 
     /// - Parameters:
     ///   - named: What `entry` is, for the warning when it cannot be copied.
@@ -85,9 +94,9 @@ struct VerifiedCopy {
             return (nil, 0)
         }
         let size = try copy.size()
-        let digest = RunningDigest(algorithm: context.pin.algorithm)
+        let digest = RunningDigest(algorithm: self.pin.algorithm)
         try copy.hash(from: 0, to: size, into: digest) { context.requester.shouldStop }  // the copy's own bytes
-        guard digest.finalize() == context.pin.digest else {
+        guard digest.finalize() == self.pin.digest else {
             mismatch()
             return (nil, size)
         }

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-extension Download {
+extension MirrorSource {
     /// GETs until the partial holds the whole representation, with retries, back-off and mirrors
     /// (``RetryPolicy``): each GET is an ``Attempt``, and the loop acts on its verdict.
     /// - Parameter excluded: Mirrors not to go to (they delivered other bytes than the pin).
@@ -12,7 +12,7 @@ extension Download {
             try self.requests.checkStarting()
             if self.control.isCancelled { try self.stopForCancellation() }
             if self.deadline.isPast { try self.stopForMaximumTime() }
-            self.tally.attempts += 1
+            self.attempts += 1
             self.mirrors.noteTried()
             let before = self.partial.state.offset
             self.partial.mirror = self.mirrors.urls[self.mirrors.current].text

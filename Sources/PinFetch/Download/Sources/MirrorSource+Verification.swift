@@ -1,4 +1,4 @@
-extension Download {
+extension MirrorSource {
     /// Checks the partial's digest and places it (``DigestCheck``), or acts on a mismatch as
     /// ``MismatchPolicy`` says.
     /// - Returns: The placed file's digest.
@@ -15,11 +15,11 @@ extension Download {
                 crossCheck: self.partial.crossCheck
             )
             guard let mismatch = check.mismatch(of: digest) else {
-                try self.place()
-                if self.tally.attempts > 0 { self.mirrors.note(self.mirrors.current, "ok") }
+                try self.placeVerified()
+                if self.attempts > 0 { self.mirrors.note(self.mirrors.current, "ok") }
                 return digest
             }
-            if self.tally.attempts > 0 { self.mirrors.note(self.mirrors.current, "mismatch") }
+            if self.attempts > 0 { self.mirrors.note(self.mirrors.current, "mismatch") }
             self.segmentPolicy.fromOtherMirrors = false  // one mirror's bytes from now on
             let from = self.mirrors.count > 1 ? " (from \(self.mirrors.label))" : ""
             let handOver = self.partial.handOver
@@ -111,7 +111,7 @@ extension Download {
 
     /// Places the verified partial (``Placement``), then keeps a copy in the cache and uploads
     /// it to the remote cache when asked to. Called only once the digest matched.
-    private func place() throws(PinFetchError) {
+    private func placeVerified() throws(PinFetchError) {
         let file = try self.partial.openForPlacement()  // a zero-byte body wrote none
         let modified = self.options.remoteTime ? self.partial.state.remoteModified : nil
         try self.placement.place(file, at: self.sidecars.partial, modificationTime: modified)

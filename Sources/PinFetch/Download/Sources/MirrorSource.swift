@@ -1,0 +1,130 @@
+import FoundationEssentials
+
+/// The file's mirrors, hash-addressed ones first, then the URLs given: the last source of a
+/// file, and the only one for a file without a pin (Architecture, "Sources").
+///
+/// The mirrors are one source, not one each, because one partial spans them: a resume may go on
+/// at another mirror, pieces may come from several, and a mismatch cuts one mirror's tail off
+/// and goes back to the prefix another vouched for (``MismatchPolicy``). Its steps: recovery of
+/// an earlier partial (``CheckpointRecovery``, ``ResumeDecision``), attempts (``Attempt``,
+/// judged by ``AttemptVerdict``; ``RetryPolicy`` between them), verification (``DigestCheck``,
+/// ``MismatchPolicy``) and placement (``Placement``). It owns the partial and every counter of
+/// it the result reports; the download reads them once it returned or threw.
+final class MirrorSource: Source {
+    var mirrors: MirrorList
+    var partial: Partial
+    var meter: ProgressMeter
+    /// What the segmented phases of this run may do, and where their pieces came from.
+    var segmentPolicy = Segmentation.Policy()
+    /// What an answer without `Range` must not contradict again (``AttemptPlan/Expectation``).
+    var expected: AttemptPlan.Expectation?
+    /// GETs made so far.
+    var attempts = 0
+    let requests: FileRequests
+    let pin: Pin?
+    let destination: String
+    let placement: Placement
+
+    /// - Parameters:
+    ///   - mirrors: The file's mirrors, validated, ``MirrorList/hashedCount`` hash-addressed ones first.
+    ///   - placement: Where verified bytes go.
+    init(mirrors: MirrorList, pin: Pin?, requests: FileRequests, placement: Placement) {
+        self.mirrors = mirrors
+        self.pin = pin
+        self.requests = requests
+        self.placement = placement
+        self.destination = placement.destination
+        let options = requests.requester.options
+        self.partial = Partial(
+            destination: placement.destination,
+            pinned: pin != nil,
+            options: options,
+            algorithm: pin?.algorithm ?? .sha256,
+            mirror: mirrors.urls[0].text
+        )
+        self.meter = ProgressMeter(path: placement.destination, options: options)
+    }
+
+    var requester: Requester { self.requests.requester }
+    var reporter: Reporter { self.requester.reporter }
+    var options: FetchOptions { self.requester.options }
+    var control: TransferControl { self.requester.control }
+    var deadline: Deadline { self.requester.deadline }
+    var sidecars: Sidecars { Sidecars(destination: self.destination) }
+    /// The cache, when the caller chose one (``FetchOptions/cacheDirectory``).
+    var cache: DigestCache? { self.options.cacheDirectory.map { DigestCache(directory: $0) } }
+    /// Hard bound on restarts from byte 0, so a server that changes on every request ends the run.
+    var maximumRestarts: Int { self.options.retries + 2 }
+
+    /// Recovers what an earlier run left, downloads what is missing, verifies and places it.
+    /// - Throws: What ended the mirrors' turn: every mirror failed, sent other bytes than the
+    ///   pin (``PinFetchError/Code/digestMismatch``), or a local failure or cancellation.
+    func place(_ context: SourceContext) throws(PinFetchError) -> SourceAnswer {
+        self.meter.receivedElsewhere = context.receivedBefore
+        try self.takeOverPartial()
+        let digest = try self.verifyAndPlace()
+        let status: FetchResult.Status = self.partial.state.resumedFrom > 0 ? .resumed : .downloaded
+        return SourceAnswer(outcome: .placed(size: self.partial.state.offset, digest: digest), status: status)
+    }
+
+    /// Another source placed the file, or the destination held it already: the partial an
+    /// earlier run left is superseded and goes; the result reports `size` bytes.
+    func superseded(size: Int64) throws(PinFetchError) {
+        try self.partial.discard()
+        self.partial.state.offset = size
+    }
+
+    /// Decides about a partial left by an earlier run (Resume and checkpoints, "The resume
+    /// decision") and downloads what is missing.
+    private func takeOverPartial() throws(PinFetchError) {
+        let sidecars = self.sidecars
+        let records = CheckpointFile.read(sidecars.checkpoint) ?? CheckpointFile.Records()
+        let newest = records.durable.first ?? records.light
+        // Without a pin, hash on with what the partial was hashed with.
+        if self.pin == nil, let algorithm = newest?.algorithm { self.partial.use(algorithm) }
+        var recovery: CheckpointRecovery?
+        if newest != nil, let file = try? PartialFile(path: sidecars.partial, readOnly: true) {
+            recovery = try CheckpointRecovery.recover(records, partial: file, algorithm: self.partial.state.algorithm) {
+                [control] in control.isCancelled
+            }
+        }
+        self.partial.rehashedBytes += recovery?.rehashedBytes ?? 0
+        if let checkpoint = recovery?.checkpoint, let index = self.mirrors.urls.firstIndex(where: checkpoint.names) {
+            self.mirrors.current = index  // continue where the partial came from
+        }
+        // HEAD only helps decide about a partial with a checkpoint: without one, the partial is
+        // discarded whatever HEAD says, and the GET says all there is to know.
+        let probe = recovery != nil ? self.requests.probe(self.mirrors.current) : nil
+        let decision = ResumeDecision.decide(
+            checkpoint: recovery?.checkpoint,
+            partialSize: FileSystem.size(of: sidecars.partial),
+            url: self.mirrors.urls[self.mirrors.current],
+            algorithm: self.partial.state.algorithm,
+            probe: probe,
+            pinned: self.pin != nil
+        )
+        if case .startOver(let reason) = decision {
+            if reason != .noPartial {
+                self.reporter.decide("partial not resumed: \(reason.rawValue); starting from byte 0")
+            }
+            try self.partial.discard()
+            return try self.download()
+        }
+        // A decision to keep the partial was made from its checkpoint.
+        guard let recovery else { throw PinFetchError(.generic, "internal: a partial kept without its checkpoint") }
+        if decision == .finalize {
+            self.reporter.decide("the partial is as long as the remote file: verifying it without a GET")
+            return try self.partial.restore(recovery)
+        }
+        try self.partial.restore(recovery)
+        // A pinned partial whose mirror is not among this run's is resumed on the current one
+        // with a plain `Range`, and the pin decides.
+        if !recovery.checkpoint.names(self.mirrors.urls[self.mirrors.current]) {
+            self.reporter.decide(
+                "the partial came from \(recovery.checkpoint.url), not a mirror of this run: the pin decides"
+            )
+            self.partial.state.crossMirror = true
+        }
+        try self.download()
+    }
+}
