@@ -156,13 +156,11 @@ struct MaximumTimeTests {
         faults.stallAfterBodyBytes = 0  // the head, then silence
         try await RemoteCacheTests.withHostileCache(faults) { cache, origin in
             try await withTemporaryDirectory { directory in
-                let run = await RemoteCacheTests.fetch(
-                    cache.baseURL,
-                    origin,
-                    to: directory + "/t",
-                    extra: ["--remote-cache-timeout", "60", "--max-time", "4"]
-                )
-                #expect(run.status == 0, "\(run.standardError)")
+                let result = try await RemoteCacheTests.fetch(cache.baseURL, origin, to: directory + "/t") {
+                    $0.remoteCacheTimeout = 60
+                    $0.maximumTime = 4
+                }
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents(directory + "/t") == RemoteCacheTests.body)
             }
         }
