@@ -50,7 +50,7 @@ struct FetchTests {
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(listing(directory) == ["out.bin"])
                 #expect(result.status == .downloaded)
-                #expect(result.digest == Fixtures.sha256A)
+                #expect(result.algorithm == .sha256 && result.digest == Fixtures.sha256A)
                 #expect(result.bytes == 1_048_576)
                 #expect(result.downloadedBytes == 1_048_576)
                 #expect(result.resumedFrom == 0)
@@ -373,7 +373,7 @@ struct FetchTests {
             try await withTemporaryDirectory { directory in
                 let result = await self.fetch(server, into: directory)
                 #expect(result.error == nil, "\(failure(result))")
-                #expect(result.digest == Fixtures.sha256A)
+                #expect(result.algorithm == .sha256 && result.digest == Fixtures.sha256A)
             }
         }
     }
