@@ -1,4 +1,5 @@
 import Foundation
+import PinFetch
 import Synchronization
 import Testing
 
@@ -21,6 +22,25 @@ struct ManifestFetchTests {
             return TestResponse(status: 200, headers: extra.map { (name: $0.0, value: $0.1) }, body: Self.body(index))
         }
     }
+
+    /// The file at `server`'s `/f<index>`, to `directory/f<index>`, pinned to its body when `pinned`.
+    static func job(
+        _ index: Int,
+        from server: TestHTTPServer,
+        in directory: String,
+        pinned: Bool = false
+    ) throws
+        -> FetchJob
+    {
+        FetchJob(
+            mirrors: [server.url("/f\(index)")],
+            destination: "\(directory)/f\(index)",
+            pin: pinned ? try Pin(sha256Hex: Fixtures.sha256(Self.body(index))) : nil
+        )
+    }
+
+    /// One attempt per file, at once, as ``quiet`` has it.
+    static var once: Fetcher { Fetcher.immediate(retries: 0) }
 
     func write(_ lines: [String], to path: String) throws {
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
@@ -69,19 +89,34 @@ struct ManifestFetchTests {
                 return TestResponse(status: 200, body: Self.body(index))
             }
             try await withTemporaryDirectory { directory in
-                try self.write(
-                    (0..<4).map { "\(server.url("/f\($0)")) sha256:\(Fixtures.sha256(Self.body($0)))" },
-                    to: "\(directory)/list"
-                )
-                let run = await runCLI(Self.quiet + ["-j", "4", "-P", "\(directory)/out", "-i", "\(directory)/list"])
-                #expect(run.status == 0, "\(run.standardError)")
+                let jobs = try (0..<4).map { try Self.job($0, from: server, in: "\(directory)/out", pinned: true) }
+                let results = await Self.once.run(jobs, parallelism: 4)
+                #expect(results.allSatisfy { $0.error == nil }, "\(results.map(failure))")
                 #expect(arrived.withLock { $0.most } == 4, "requests were not in flight together")
                 #expect((0..<4).allSatisfy { contents("\(directory)/out/f\($0)") == Self.body($0) })
             }
         }
     }
 
-    @Test func `one failing file does not stop the others and the worst status wins`() async throws {
+    @Test func `one failing file does not stop the others`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server, missing: ["/f2"])
+            try await withTemporaryDirectory { directory in
+                var jobs = try [1, 2, 3, 4].map { try Self.job($0, from: server, in: directory) }
+                jobs[2].pin = try Pin(sha256Hex: Fixtures.sha256(Self.body(99)))  // wrong pin: a mismatch
+                let results = await Self.once.run(jobs)
+                #expect(results.map(\.error?.code) == [nil, .serverResponse, .digestMismatch, nil])
+                #expect(contents("\(directory)/f1") == Self.body(1), "f1")
+                #expect(contents("\(directory)/f4") == Self.body(4))
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/f2"))
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/f3"))
+            }
+        }
+    }
+
+    /// The command line's part of the test above: the most serious status (the mismatch's 9), a
+    /// `--json` line for each file, and a summary.
+    @Test func `the worst status of a batch wins`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveFiles(server, missing: ["/f2"])
             try await withTemporaryDirectory { directory in
@@ -95,10 +130,6 @@ struct ManifestFetchTests {
                 )
                 let run = await runCLI(Self.quiet + ["-P", directory, "-i", "\(directory)/manifest"])
                 #expect(run.status == 9)
-                #expect(contents("\(directory)/f1") == Self.body(1), "f1")
-                #expect(contents("\(directory)/f4") == Self.body(4))
-                #expect(!FileManager.default.fileExists(atPath: "\(directory)/f2"))
-                #expect(!FileManager.default.fileExists(atPath: "\(directory)/f3"))
                 #expect(run.standardOutput.split(separator: "\n").count == 4)
                 #expect(run.standardError.contains("2 of 4 files ok, 2 failed"))
             }
@@ -109,18 +140,48 @@ struct ManifestFetchTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveFiles(server, missing: ["/f1"])
             try await withTemporaryDirectory { directory in
-                try self.write((0..<5).map { server.url("/f\($0)") }, to: "\(directory)/manifest")
+                let jobs = try (0..<5).map { try Self.job($0, from: server, in: directory) }
                 // f3 has a partial an earlier run left: skipped, it is named, and kept as it was.
+                try Data([1, 2, 3]).write(to: URL(fileURLWithPath: directory + "/f3.part"))
+                try Data("state".utf8).write(to: URL(fileURLWithPath: directory + "/f3.part.state"))
+                let results = await Self.once.run(jobs, failFast: true)
+                #expect(results.map(\.status) == [.downloaded, .failed, .skipped, .skipped, .skipped])
+                // Each later file is skipped with the failure's code: exit 8 for all of them.
+                #expect(results.dropFirst().allSatisfy { $0.error?.code == .serverResponse }, "\(results.map(failure))")
+                #expect(Set(server.getRequests.map(\.target)) == ["/f0", "/f1"])
+                #expect(listing(directory) == ["f0", "f3.part", "f3.part.state"])
+                #expect(results[3].partial?.path == "\(directory)/f3.part")
+                #expect(results[3].partial?.bytes == 3)
+                #expect(contents(directory + "/f3.part") == [1, 2, 3])
+            }
+        }
+    }
+
+    /// The command line's part of the test above and the one below: exit 8, a `--json` line for
+    /// each file, the partial a skipped file kept in its line, and the skipped files counted.
+    @Test func `--fail-fast prints a line for each file, and counts the files not started`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { server in
+            Self.serveFiles(server, missing: ["/f1"])
+            try await withTemporaryDirectory { directory in
+                try self.write((0..<5).map { server.url("/f\($0)") }, to: "\(directory)/manifest")
                 try Data([1, 2, 3]).write(to: URL(fileURLWithPath: directory + "/f3.part"))
                 try Data("state".utf8).write(to: URL(fileURLWithPath: directory + "/f3.part.state"))
                 let run = await runCLI(Self.quiet + ["--fail-fast", "-P", directory, "-i", "\(directory)/manifest"])
                 #expect(run.status == 8)
-                #expect(Set(server.getRequests.map(\.target)) == ["/f0", "/f1"])
-                #expect(run.standardOutput.split(separator: "\n").count == 5)
-                #expect(listing(directory) == ["f0", "f3.part", "f3.part.state", "manifest"])
-                let f3 = run.standardOutput.split(separator: "\n").first { $0.contains("/f3\"") }
+                let lines = run.standardOutput.split(separator: "\n").map(String.init)
+                #expect(lines.count == 5)
+                let f3 = lines.first { $0.contains("/f3\"") }
                 #expect(f3?.contains(#""bytes":3,"path":"\#(directory)/f3.part""#) == true, "\(String(describing: f3))")
-                #expect(contents(directory + "/f3.part") == [1, 2, 3])
+                let skipped = lines.filter { $0.contains(#""status":"skipped""#) }
+                #expect(skipped.count == 3, "\(lines)")
+                #expect(
+                    skipped.allSatisfy {
+                        $0.contains("not started: an earlier file failed (fail-fast)") && $0.contains(#""mirrors":[]"#)
+                            && $0.contains(#""exit_code":8"#)
+                    },
+                    "\(skipped)"
+                )
+                #expect(run.standardError.contains("3 not started"), "\(run.standardError)")
             }
         }
     }
@@ -137,29 +198,26 @@ struct ManifestFetchTests {
                 return TestResponse(status: 404, body: Array("gone".utf8))
             }
             try await withTemporaryDirectory { directory in
-                try self.write((0..<6).map { server.url("/f\($0)") }, to: "\(directory)/manifest")
-                let run = await runCLI(
-                    Self.quiet + ["--fail-fast", "-j", "6", "--max-connections-per-host", "1"]
-                        + ["-P", "\(directory)/out", "-i", "\(directory)/manifest"]
-                )
-                #expect(run.status == 8, "\(run.standardError)")
+                let jobs = try (0..<6).map { try Self.job($0, from: server, in: "\(directory)/out") }
+                let fetcher = Fetcher.immediate(retries: 0) { $0.maximumConnectionsPerHost = 1 }
+                let results = await fetcher.run(jobs, parallelism: 6, failFast: true)
+                // Every file ends with the failure's code (the skipped ones too): exit 8.
+                #expect(results.allSatisfy { $0.error?.code == .serverResponse }, "\(results.map(failure))")
                 // The connection the failed file leaves goes to no waiting file: its place is given
                 // back only once the failure stopped the batch.
                 let requests = server.getRequests.count
                 #expect(requests == 1, "\(server.getRequests.map(\.target))")
-                let lines = run.standardOutput.split(separator: "\n").map(String.init)
-                #expect(lines.count == 6)
-                #expect(lines.filter { $0.contains(#""status":"failed""#) }.count == 1, "\(lines)")
-                let skipped = lines.filter { $0.contains(#""status":"skipped""#) }
-                #expect(skipped.count == 6 - requests, "\(lines)")
+                #expect(results.count == 6)
+                #expect(results.filter { $0.status == .failed }.count == 1, "\(results.map(\.status))")
+                let skipped = results.filter { $0.status == .skipped }
+                #expect(skipped.count == 6 - requests, "\(results.map(\.status))")
                 #expect(
                     skipped.allSatisfy {
-                        $0.contains("not started: an earlier file failed (fail-fast)") && $0.contains(#""mirrors":[]"#)
-                            && $0.contains(#""exit_code":8"#)
+                        $0.error?.message.contains("not started: an earlier file failed (fail-fast)") == true
+                            && $0.mirrors.isEmpty
                     },
-                    "\(skipped)"
+                    "\(skipped.map(failure))"
                 )
-                #expect(run.standardError.contains("\(6 - requests) not started"), "\(run.standardError)")
                 // No partial, no lock file: only what was downloaded.
                 #expect(listing("\(directory)/out").count == requests - 1)
             }
@@ -272,13 +330,13 @@ struct ManifestFetchTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveFiles(server, extra: [("Content-Disposition", "attachment; filename=\"../../escape.bin\"")])
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    Self.quiet + ["--content-disposition", "-P", "\(directory)/out", server.url("/f5")]
-                )
-                #expect(run.status == 0)
+                var job = try Self.job(5, from: server, in: "\(directory)/out")
+                job.namingDirectory = "\(directory)/out"  // --content-disposition -P
+                let result = await Self.once.run([job])[0]
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out/escape.bin") == Self.body(5))
                 #expect(listing(directory) == ["out"])
-                #expect(run.string("path") == "\(directory)/out/escape.bin")
+                #expect(result.path == "\(directory)/out/escape.bin")
             }
         }
     }
@@ -289,15 +347,13 @@ struct ManifestFetchTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveFiles(server)
             try await withTemporaryDirectory { directory in
-                let lines = (1...6).map { "\(server.url("/f\($0)")) sha256:\(Fixtures.sha256(Self.body($0))) f\($0)" }
-                try self.write(lines, to: "\(directory)/manifest")
-                let arguments = Self.quiet + ["-j", "3", "-P", "\(directory)/out", "-i", "\(directory)/manifest"]
-                let first = await runCLI(arguments)
-                #expect(first.status == 0, "\(first.standardError)")
+                let jobs = try (1...6).map { try Self.job($0, from: server, in: "\(directory)/out", pinned: true) }
+                let first = await Self.once.run(jobs, parallelism: 3)
+                #expect(first.allSatisfy { $0.error == nil }, "\(first.map(failure))")
                 #expect(server.requests.count == 6)
-                let again = await runCLI(arguments)
-                #expect(again.status == 0, "\(again.standardError)")
-                #expect(again.lines.map { $0["status"] as? String } == Array(repeating: "already-complete", count: 6))
+                let again = await Self.once.run(jobs, parallelism: 3)
+                #expect(again.allSatisfy { $0.error == nil }, "\(again.map(failure))")
+                #expect(again.map(\.status) == Array(repeating: .alreadyComplete, count: 6))
                 #expect(server.requests.count == 6)  // none more
             }
         }

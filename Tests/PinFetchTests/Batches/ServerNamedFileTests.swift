@@ -10,8 +10,25 @@ struct ServerNamedFileTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static let disposition = [("Content-Disposition", #"attachment; filename="same.bin""#)]
 
+    /// A file from `url`, named by its server inside `directory` (`--content-disposition -P`), or
+    /// `name` there when the user gave one (a manifest line's name); `pin` as `--sha256`.
+    static func job(_ url: String, in directory: String, name: String? = nil, pin: Pin? = nil) -> FetchJob {
+        let fallback = String(url.split(separator: "?")[0].split(separator: "/").last ?? "")
+        return FetchJob(
+            mirrors: [url],
+            destination: "\(directory)/\(name ?? fallback)",
+            pin: pin,
+            namingDirectory: name == nil ? directory : nil
+        )
+    }
+
+    /// Fetches `jobs` one at a time, as `-j 1` does.
+    static func runBatch(_ jobs: [FetchJob]) async -> [FetchResult] {
+        await Fetcher.immediate().run(jobs, parallelism: 1)
+    }
+
     /// Runs `urls` as a manifest, one file at a time, named by their servers inside `directory/out`.
-    static func runBatch(_ urls: [String], in directory: String) async throws -> CLIRun {
+    static func runCLIBatch(_ urls: [String], in directory: String) async throws -> CLIRun {
         try (urls.joined(separator: "\n") + "\n").write(
             toFile: "\(directory)/manifest",
             atomically: true,
@@ -26,9 +43,9 @@ struct ServerNamedFileTests {
             ManifestFetchTests.serveFiles(server, extra: Self.disposition)
             try await withTemporaryDirectory { directory in
                 try Data("mine".utf8).write(to: URL(filePath: "\(directory)/same.bin"))
-                let run = await runCLI(Self.quiet + ["--content-disposition", "-P", directory, server.url("/f1")])
-                #expect(run.status == 3)
-                #expect(run.standardError.contains("exists already"), "\(run.standardError)")
+                let result = await Self.runBatch([Self.job(server.url("/f1"), in: directory)])[0]
+                #expect(result.error?.code == .fileIO, "\(failure(result))")
+                #expect(result.error?.message.contains("exists already") == true, "\(failure(result))")
                 #expect(contents("\(directory)/same.bin") == Array("mine".utf8))
                 #expect(listing(directory) == ["same.bin"])
             }
@@ -41,12 +58,10 @@ struct ServerNamedFileTests {
             try await withTemporaryDirectory { directory in
                 let body = ManifestFetchTests.body(1)
                 try Data(body).write(to: URL(filePath: "\(directory)/same.bin"))
-                let pin = ["--sha256", Fixtures.sha256(body)]
-                let run = await runCLI(
-                    Self.quiet + pin + ["--content-disposition", "-P", directory, server.url("/f1")]
-                )
-                #expect(run.status == 0)
-                #expect(run.string("status") == "already-complete")
+                let pin = try Pin(sha256Hex: Fixtures.sha256(body))
+                let result = await Self.runBatch([Self.job(server.url("/f1"), in: directory, pin: pin)])[0]
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.status == .alreadyComplete)
                 #expect(server.getRequests.allSatisfy { $0.method != "GET" })  // the name came from HEAD
             }
         }
@@ -56,12 +71,12 @@ struct ServerNamedFileTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             ManifestFetchTests.serveFiles(server, extra: Self.disposition)
             try await withTemporaryDirectory { directory in
-                let run = try await Self.runBatch([server.url("/f1"), server.url("/f2")], in: directory)
-                #expect(run.status == 3)
-                let lines = run.standardOutput.split(separator: "\n").compactMap {
-                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                }
-                #expect(lines.map { $0["status"] as? String } == ["downloaded", "failed"])
+                let out = "\(directory)/out"
+                let results = await Self.runBatch([
+                    Self.job(server.url("/f1"), in: out), Self.job(server.url("/f2"), in: out),
+                ])
+                #expect(results.map(\.error?.code) == [nil, .fileIO], "\(results.map(failure))")
+                #expect(results.map(\.status) == [.downloaded, .failed])
                 #expect(contents("\(directory)/out/same.bin") == ManifestFetchTests.body(1))
                 #expect(listing("\(directory)/out") == ["same.bin"])
             }
@@ -74,10 +89,14 @@ struct ServerNamedFileTests {
             try await withTemporaryDirectory { directory in
                 // Line 1 is named by its server; line 2 by the user, with the same name: line 1 fails
                 // even though it runs first.
-                let run = try await Self.runBatch([server.url("/f1"), "\(server.url("/f2")) same.bin"], in: directory)
-                #expect(run.status == 3)
+                let out = "\(directory)/out"
+                let results = await Self.runBatch([
+                    Self.job(server.url("/f1"), in: out), Self.job(server.url("/f2"), in: out, name: "same.bin"),
+                ])
+                #expect(results.map(\.error?.code) == [.fileIO, nil], "\(results.map(failure))")
                 #expect(contents("\(directory)/out/same.bin") == ManifestFetchTests.body(2))
-                #expect(run.standardError.contains("another file of this batch"), "\(run.standardError)")
+                let message = results[0].error?.message ?? ""
+                #expect(message.contains("another file of this batch"), "\(message)")
             }
         }
     }
@@ -97,8 +116,11 @@ struct ServerNamedFileTests {
                 )
             }
             try await withTemporaryDirectory { directory in
-                let run = try await Self.runBatch([server.url("/f1"), server.url("/f2")], in: directory)
-                #expect(run.status == 3)
+                let out = "\(directory)/out"
+                let results = await Self.runBatch([
+                    Self.job(server.url("/f1"), in: out), Self.job(server.url("/f2"), in: out),
+                ])
+                #expect(results.compactMap(\.error?.code) == [.fileIO], "\(results.map(failure))")
                 #expect(contents("\(directory)/out/f2") == ManifestFetchTests.body(1))
                 #expect(listing("\(directory)/out") == ["f2"])
             }
@@ -119,16 +141,22 @@ struct ServerNamedFileTests {
                 extra: [("Content-Disposition", "attachment; filename=\"a\(suffix)\"")]
             )
             try await withTemporaryDirectory { directory in
-                let manifest = [
-                    "\(server.url("/f1")) sha256:\(Fixtures.sha256(ManifestFetchTests.body(1)))",
-                    "\(server.url("/f2")) sha256:\(Fixtures.sha256(ManifestFetchTests.body(2))) a",
-                ]
-                let run = try await ServerNamedFileTests.runBatch(manifest, in: directory)
-                #expect(run.status == 3, "\(run.standardError)")
-                let lines = run.standardOutput.split(separator: "\n").compactMap {
-                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                }
-                #expect(lines.map { $0["status"] as? String } == ["failed", "downloaded"])
+                let out = "\(directory)/out"
+                let results = await Self.runBatch([
+                    Self.job(
+                        server.url("/f1"),
+                        in: out,
+                        pin: try Pin(sha256Hex: Fixtures.sha256(ManifestFetchTests.body(1)))
+                    ),
+                    Self.job(
+                        server.url("/f2"),
+                        in: out,
+                        name: "a",
+                        pin: try Pin(sha256Hex: Fixtures.sha256(ManifestFetchTests.body(2)))
+                    ),
+                ])
+                #expect(results.map(\.error?.code) == [.fileIO, nil], "\(results.map(failure))")
+                #expect(results.map(\.status) == [.failed, .downloaded])
                 #expect(listing("\(directory)/out") == ["a"])
                 #expect(contents("\(directory)/out/a") == ManifestFetchTests.body(2))
             }
@@ -146,7 +174,7 @@ struct ServerNamedFileTests {
                     atPath: "\(directory)/out/sub",
                     withIntermediateDirectories: true
                 )
-                let run = try await ServerNamedFileTests.runBatch(
+                let run = try await ServerNamedFileTests.runCLIBatch(
                     [server.url("/f1"), server.url("/f2") + " f2"],
                     in: directory
                 )
@@ -171,17 +199,15 @@ struct ServerNamedFileTests {
                 )
             }
             try await withTemporaryDirectory { directory in
-                let run = Task {
-                    await runCLI(quietOnce + ["--content-disposition", "-P", directory, server.url()])
-                }
+                let run = Task { await Fetcher.immediate(retries: 0).run([Self.job(server.url(), in: directory)])[0] }
                 let deadline = ContinuousClock.now + .seconds(30)
                 while !FileSystem.exists("\(directory)/victim.txt.part"), ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 try Data("my notes".utf8).write(to: URL(filePath: "\(directory)/victim.txt"))
                 let result = await run.value
-                #expect(result.status == 3, "\(result.standardError)")
-                #expect(result.standardError.contains("exists already"))
+                #expect(result.error?.code == .fileIO, "\(failure(result))")
+                #expect(result.error?.message.contains("exists already") == true, "\(failure(result))")
                 #expect(contents("\(directory)/victim.txt") == Array("my notes".utf8))
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import PinFetch
 import Testing
 
 /// Release directories are trees: `--base-url` keeps each entry's relative
@@ -25,6 +26,9 @@ struct TreeMirrorTests {
         let lines = Self.tree.keys.sorted().map { "\(Fixtures.sha256(Self.tree[$0]!))  ./\($0.dropFirst(3))" }
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
     }
+
+    /// A fetcher that gives each file its answer's `Last-Modified`, as `-R` does.
+    static var remoteTime: Fetcher { Fetcher.immediate { $0.remoteTime = true } }
 
     static func modificationTime(_ path: String) -> Int? {
         var info = stat()
@@ -76,9 +80,9 @@ struct TreeMirrorTests {
             Self.serveTree(server)
             try await withTemporaryDirectory { directory in
                 let before = Int(Date().timeIntervalSince1970) - 1
-                let plain = await runCLI(["-q", "-o", "\(directory)/plain", server.url("/r/README")])
-                let remote = await runCLI(["-q", "-R", "-o", "\(directory)/remote", server.url("/r/README")])
-                #expect(plain.status == 0 && remote.status == 0, "\(plain.standardError)\(remote.standardError)")
+                let plain = await Fetcher.immediate().run(server.url("/r/README"), to: "\(directory)/plain")
+                let remote = await Self.remoteTime.run(server.url("/r/README"), to: "\(directory)/remote")
+                #expect(plain.error == nil && remote.error == nil, "\(failure(plain)) \(failure(remote))")
                 #expect((Self.modificationTime("\(directory)/plain") ?? 0) >= before)
                 #expect(Self.modificationTime("\(directory)/remote") == Self.modified.seconds)
             }
@@ -92,11 +96,11 @@ struct TreeMirrorTests {
             try await withTemporaryDirectory { directory in
                 let file = "\(directory)/f"
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 50_000))
-                let first = await runCLI(["-q", "-R", "--retries", "0", "-o", file, server.url()])
-                #expect(first.status == 4, "\(first.standardError)")
-                let second = await runCLI(["-q", "-R", "--json", "-o", file, server.url()])
-                #expect(second.status == 0, "\(second.standardError)")
-                #expect(second.standardOutput.contains("\"status\":\"resumed\""), "\(second.standardOutput)")
+                let first = await Fetcher.immediate(retries: 0) { $0.remoteTime = true }.run(server.url(), to: file)
+                #expect(first.error?.code == .network, "\(failure(first))")
+                let second = await Self.remoteTime.run(server.url(), to: file)
+                #expect(second.error == nil, "\(failure(second))")
+                #expect(second.status == .resumed)
                 #expect(contents(file) == body)
                 #expect(Self.modificationTime(file) == Self.modified.seconds)
             }
@@ -107,16 +111,21 @@ struct TreeMirrorTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             Self.serveTree(server)
             try await withTemporaryDirectory { directory in
-                try Self.writeSums(to: "\(directory)/SHA256SUMS")
-                let arguments = [
-                    "-q", "-i", "\(directory)/SHA256SUMS", "--base-url", server.url("/r/"), "-P", directory,
-                ]
-                #expect(await runCLI(arguments).status == 0)
+                // The tree's files, as its SHA256SUMS with --base-url lists them.
+                let jobs = try Self.tree.keys.sorted().map { path in
+                    FetchJob(
+                        mirrors: [server.url(path)],
+                        destination: directory + path.dropFirst(2),
+                        pin: try Pin(sha256Hex: Fixtures.sha256(Self.tree[path]!))
+                    )
+                }
+                let first = await Self.remoteTime.run(jobs)
+                #expect(first.allSatisfy { $0.error == nil }, "\(first.map(failure))")
                 var times = [timespec(tv_sec: 1_234_567, tv_nsec: 0), timespec(tv_sec: 1_234_567, tv_nsec: 0)]
                 #expect(utimensat(AT_FDCWD, "\(directory)/README", &times, 0) == 0)
                 let requests = server.getRequests.count
-                let rerun = await runCLI(arguments + ["--json"])
-                #expect(rerun.status == 0, "\(rerun.standardError)")
+                let rerun = await Self.remoteTime.run(jobs)
+                #expect(rerun.allSatisfy { $0.error == nil }, "\(rerun.map(failure))")
                 #expect(server.getRequests.count == requests)  // no answer in this run
                 #expect(Self.modificationTime("\(directory)/README") == 1_234_567)
             }

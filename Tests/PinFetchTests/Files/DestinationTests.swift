@@ -1,24 +1,28 @@
 import Foundation
 @preconcurrency import Glibc
-import PinFetch
 import Testing
+
+@testable import PinFetch
 
 /// What is already at the destination, and other pinfetch processes on it.
 struct DestinationTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
     static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }
+    static var pinA: Pin { get throws { try Pin(sha256Hex: Fixtures.sha256A) } }
 
     @Test func `a pinned file already in place is verified and not downloaded`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 try Data(Fixtures.a).write(to: URL(filePath: "\(directory)/out.bin"))
-                let run = await runCLI(
-                    Self.quiet + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out.bin", server.url()]
+                let result = await Fetcher.immediate().run(
+                    server.url(),
+                    to: "\(directory)/out.bin",
+                    verifying: try Self.pinA
                 )
-                #expect(run.status == 0)
-                #expect(run.string("status") == "already-complete")
-                #expect(run.int("downloaded_bytes") == 0)
-                #expect(run.int("bytes") == 1_048_576)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.status == .alreadyComplete)
+                #expect(result.downloadedBytes == 0)
+                #expect(result.bytes == 1_048_576)
                 #expect(server.requests.isEmpty)
                 #expect(listing(directory) == ["out.bin"])
             }
@@ -30,10 +34,10 @@ struct DestinationTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 try Data(Fixtures.b).write(to: URL(filePath: "\(directory)/out.bin"))
-                let pin = pinned ? ["--sha256", Fixtures.sha256A] : []
-                let run = await runCLI(Self.quiet + pin + ["-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
-                #expect(run.string("status") == "downloaded")
+                let pin = pinned ? try Self.pinA : nil
+                let result = await Fetcher.immediate().run(server.url(), to: "\(directory)/out.bin", verifying: pin)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.status == .downloaded)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
         }
@@ -46,16 +50,20 @@ struct DestinationTests {
             server.faults = TestFaults(bytesPerSecond: 120_000)
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                let arguments = Self.quiet + ["--sha256", Fixtures.sha256A, "-o", output, server.url()]
-                async let first = runCLI(arguments)
+                let pin = try Self.pinA
+                async let first = Fetcher.immediate().run(server.url(), to: output, verifying: pin)
                 try await waitUntil { FileManager.default.fileExists(atPath: output + ".part") }
-                let impatient = await runCLI(["--lock-timeout", "0.1"] + arguments)
-                #expect(impatient.status == 10)
-                #expect((impatient.json["error"] as? [String: Any])?["exit_code"] as? Int == 10)
-                let second = await runCLI(arguments)
-                #expect(await first.status == 0)
-                #expect(second.status == 0)
-                #expect(second.string("status") == "already-complete")
+                let impatient = await Fetcher.immediate { $0.lockTimeout = 0.1 }.run(
+                    server.url(),
+                    to: output,
+                    verifying: pin
+                )
+                #expect(impatient.error?.code == .destinationLocked, "\(failure(impatient))")
+                let second = await Fetcher.immediate().run(server.url(), to: output, verifying: pin)
+                let firstResult = await first
+                #expect(firstResult.error == nil, "\(failure(firstResult))")
+                #expect(second.error == nil, "\(failure(second))")
+                #expect(second.status == .alreadyComplete)
                 #expect(server.getRequests.count == 1)
                 #expect(contents(output) == Fixtures.a)
                 #expect(listing(directory) == ["out.bin"])
@@ -65,19 +73,37 @@ struct DestinationTests {
 }
 
 extension DestinationTests {
+    /// The command line's part of the test above: a lock not had in time is exit 10, in the
+    /// `--json` line too.
+    @Test func `a run that does not get the lock in time is exit 10`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                let held = try DestinationLock(path: output + ".part.lock", timeout: 0)
+                defer { held.release() }
+                let impatient = await runCLI(
+                    Self.quiet + ["--lock-timeout", "0.1", "--sha256", Fixtures.sha256A, "-o", output, server.url()]
+                )
+                #expect(impatient.status == 10)
+                #expect((impatient.json["error"] as? [String: Any])?["exit_code"] as? Int == 10)
+            }
+        }
+    }
+
     @Test func `a process waiting for the lock can be cancelled`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             server.faults = TestFaults(bytesPerSecond: 120_000)  // as above
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                async let first = runCLI(Self.quiet + ["-o", output, server.url()])
+                async let first = Fetcher.immediate().run(server.url(), to: output)
                 try await waitUntil { FileManager.default.fileExists(atPath: output + ".part") }
                 let waiting = Task { await Fetcher().run(server.url(), to: output) }
                 try await Task.sleep(for: .milliseconds(200))
                 waiting.cancel()
                 let result = await waiting.value
                 #expect(result.error?.code == .cancelled)
-                #expect(await first.status == 0)
+                let firstResult = await first
+                #expect(firstResult.error == nil, "\(failure(firstResult))")
                 #expect(server.getRequests.count == 1)
             }
         }
@@ -129,8 +155,8 @@ extension DestinationTests {
                 if !dangling { try Data("keep me".utf8).write(to: URL(filePath: target)) }
                 let output = "\(directory)/out.bin"
                 try FileManager.default.createSymbolicLink(atPath: output, withDestinationPath: target)
-                let run = await runCLI(["-q", "--sha256", Fixtures.sha256A, "-o", output, server.url()])
-                #expect(run.status == 0)
+                let result = await Fetcher().run(server.url(), to: output, verifying: try Self.pinA)
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents(output) == Fixtures.a)
                 let type = try FileManager.default.attributesOfItem(atPath: output)[.type] as? FileAttributeType
                 #expect(type == .typeRegular)
@@ -146,11 +172,10 @@ extension DestinationTests {
                 let target = "\(directory)/elsewhere"
                 try Data(Fixtures.a).write(to: URL(filePath: target))
                 try FileManager.default.createSymbolicLink(atPath: "\(directory)/out", withDestinationPath: target)
-                let run = await runCLI(
-                    quietOnce + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/out", server.url()]
-                )
-                #expect(run.status == 0)
-                #expect(run.string("status") == "downloaded")
+                let once = Fetcher.immediate(retries: 0)
+                let result = await once.run(server.url(), to: "\(directory)/out", verifying: try Self.pinA)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.status == .downloaded)
                 #expect(CacheTests.status("\(directory)/out").map { $0.st_mode & S_IFMT } == S_IFREG)
                 #expect(contents("\(directory)/out") == Fixtures.a)
             }

@@ -40,9 +40,10 @@ struct FileSystemFailureTests {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
             try await self.withTmpfs(size: "2m") { directory in
                 let output = "\(directory)/out.bin"
-                let arguments = ["-q", "--json", "--retry-delay", "0", "--sha256", Fixtures.sha256A, "-o", output]
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 300_000))
-                #expect(await runCLI(arguments + ["--retries", "0", server.url()]).status == 4)
+                let cut = await Fetcher.immediate(retries: 0).run(server.url(), to: output, verifying: pin)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 // Leave about 200 KB free: the next run fills the disk part-way through the rest.
                 let filler = "\(directory)/filler"
                 let free = try #require(
@@ -52,7 +53,6 @@ struct FileSystemFailureTests {
 
                 var options = FetchOptions()
                 options.durableCheckpointInterval = 64 * 1024
-                let pin = try Pin(sha256Hex: Fixtures.sha256A)
                 let failed = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
                 let error = try #require(failed.error)
                 #expect(error.code.exitStatus == 3)
@@ -67,10 +67,10 @@ struct FileSystemFailureTests {
                 #expect(contents(output + ".part") == Array(Fixtures.a[..<kept]))
 
                 try FileManager.default.removeItem(atPath: filler)
-                let resumed = await runCLI(arguments + [server.url()])
-                #expect(resumed.status == 0)
-                #expect(resumed.int("resumed_from") == kept)
-                #expect(resumed.int("rehashed_bytes") == 0)
+                let resumed = await Fetcher.immediate().run(server.url(), to: output, verifying: pin)
+                #expect(resumed.error == nil, "\(failure(resumed))")
+                #expect(resumed.resumedFrom == Int64(kept))
+                #expect(resumed.rehashedBytes == 0)
                 #expect(contents(output) == Fixtures.a)
             }
         }
@@ -81,9 +81,9 @@ struct FileSystemFailureTests {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
             try await self.withTmpfs(size: "4m") { directory in
                 try #require(Self.command("/bin/mount", "-o", "remount,ro", directory) == 0)
-                let run = await runCLI(["-q", "--json", "-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 3)
-                #expect(run.standardError.contains("\(directory)/out.bin"))
+                let result = await Fetcher().run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error?.code == .fileIO, "\(failure(result))")
+                #expect(result.error?.message.contains("\(directory)/out.bin") == true, "\(failure(result))")
                 #expect(listing(directory).isEmpty)
             }
         }

@@ -27,9 +27,9 @@ struct MaximumFileSizeTests {
             server.faults = TestFaults(omitContentLength: chunked)
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                let run = await runCLI(Self.quiet + ["--max-filesize", "100K", "-o", output, server.url()])
-                #expect(run.status == 7)
-                #expect(run.standardError.contains("larger than --max-filesize (102400 bytes)"))
+                let result = await Fetcher.immediate { $0.maximumFileSize = 100 << 10 }.run(server.url(), to: output)
+                #expect(result.error?.code == .protocolViolation, "\(failure(result))")
+                #expect(result.error?.message.contains("larger than --max-filesize (102400 bytes)") == true)
                 #expect(listing(directory).isEmpty)
                 #expect(server.getRequests.count == 1)  // not retried: another answer would be as large
             }
@@ -41,10 +41,11 @@ struct MaximumFileSizeTests {
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                #expect(await runCLI(Self.quiet + ["--retries", "0", "-o", output, server.url()]).status == 4)
+                let cut = await Fetcher.immediate(retries: 0).run(server.url(), to: output)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 #expect(listing(directory) == ["out.bin.part", "out.bin.part.state"])
-                let run = await runCLI(Self.quiet + ["--max-filesize", "500K", "-o", output, server.url()])
-                #expect(run.status == 7)
+                let result = await Fetcher.immediate { $0.maximumFileSize = 500 << 10 }.run(server.url(), to: output)
+                #expect(result.error?.code == .protocolViolation, "\(failure(result))")
                 #expect(listing(directory).isEmpty)
             }
         }
@@ -54,8 +55,8 @@ struct MaximumFileSizeTests {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                let run = await runCLI(Self.quiet + ["--max-filesize", "1M", "-o", output, server.url()])
-                #expect(run.status == 0)
+                let result = await Fetcher.immediate { $0.maximumFileSize = 1 << 20 }.run(server.url(), to: output)
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents(output) == Fixtures.a)
             }
         }
@@ -88,10 +89,15 @@ struct MaximumFileSizeTests {
     @Test func `--max-filesize holds for a cache entry too`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                let pinned = quietOnce + ["--cache-dir", "\(directory)/c", "--sha256", Fixtures.sha256A]
-                #expect(await runCLI(pinned + ["-o", "\(directory)/x", server.url()]).status == 0)
-                let bounded = await runCLI(pinned + ["--max-filesize", "1000", "-o", "\(directory)/y", server.url()])
-                #expect(bounded.status == 7)
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let cached = Fetcher.immediate(retries: 0) { $0.cacheDirectory = "\(directory)/c" }
+                let first = await cached.run(server.url(), to: "\(directory)/x", verifying: pin)
+                #expect(first.error == nil, "\(failure(first))")
+                let bounded = await Fetcher.immediate(retries: 0) {
+                    $0.cacheDirectory = "\(directory)/c"
+                    $0.maximumFileSize = 1000
+                }.run(server.url(), to: "\(directory)/y", verifying: pin)
+                #expect(bounded.error?.code == .protocolViolation, "\(failure(bounded))")
                 #expect(!FileSystem.exists("\(directory)/y"))
             }
         }

@@ -9,19 +9,26 @@ import Testing
 /// busy host's connection, a silent remote cache and a refused piece's `Retry-After`. Past it the
 /// file ends with exit 4, saying so in plain words.
 struct MaximumTimeTests {
+    /// A fetcher with the command line's defaults (retries and their waits) and `--max-time seconds`.
+    static func bounded(_ seconds: Double) -> Fetcher {
+        var options = FetchOptions()
+        options.maximumTime = seconds
+        return Fetcher(options: options)
+    }
+
     /// Slow server: 40 kB/s, 26 s for the whole file.
     @Test func `--max-time ends a slow file with exit 4 and keeps its partial`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             server.faults = TestFaults(bytesPerSecond: 40_000)  // 26 s for the whole file
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    ["-q", "--json", "--max-time", "1", "-o", "\(directory)/out.bin", server.url()]
+                let result = await Self.bounded(1).run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.elapsedSeconds < 15)  // 1 s, on a busy machine
+                #expect(result.error?.code == .network, "\(failure(result))")
+                #expect(
+                    result.error?.message.contains("--max-time of 1 s reached (at byte ") == true,
+                    "\(failure(result))"
                 )
-                #expect(run.elapsed < 15)  // 1 s, on a busy machine
-                #expect(run.status == 4)
-                #expect(run.standardError.contains("--max-time of 1 s reached (at byte "), "\(run.standardError)")
-                let partial = run.json["partial"] as? [String: Any]
-                #expect(((partial?["bytes"] as? NSNumber)?.intValue ?? 0) > 0)
+                #expect((result.partial?.bytes ?? 0) > 0)
             }
         }
     }
@@ -31,9 +38,9 @@ struct MaximumTimeTests {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             server.faults = TestFaults(status: 503, retryAfter: "30")
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(["-q", "--json", "--max-time", "2", "-o", "\(directory)/out.bin", server.url()])
-                #expect(run.elapsed < 20)  // not the 30 s Retry-After
-                #expect(run.status == 4)
+                let result = await Self.bounded(2).run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.elapsedSeconds < 20)  // not the 30 s Retry-After
+                #expect(result.error?.code == .network, "\(failure(result))")
                 #expect(server.getRequests.count == 1)
             }
         }
@@ -46,10 +53,10 @@ struct MaximumTimeTests {
                 let output = "\(directory)/o"
                 let held = try DestinationLock(path: output + ".part.lock", timeout: 0)
                 defer { held.release() }
-                let run = await runCLI(quietOnce + ["--max-time", "1", "-o", output, server.url()])
+                let result = await Fetcher.immediate(retries: 0) { $0.maximumTime = 1 }.run(server.url(), to: output)
                 // The lock is held for good: without --max-time it would wait forever.
-                #expect(run.elapsed < 30)
-                #expect(run.status == 4, "\(run.standardError)")
+                #expect(result.elapsedSeconds < 30)
+                #expect(result.error?.code == .network, "\(failure(result))")
             }
         }
     }
@@ -62,12 +69,14 @@ struct MaximumTimeTests {
                 #expect(truncate(output, 0) != 0 || true)
                 _ = FileManager.default.createFile(atPath: output, contents: nil)
                 #expect(truncate(output, 64 << 30) == 0)  // sparse: hashing it all takes most of a minute
-                let run = await runCLI(
-                    quietOnce + ["--max-time", "0.5", "--sha256", Fixtures.sha256A, "-o", output, server.url()]
+                let result = await Fetcher.immediate(retries: 0) { $0.maximumTime = 0.5 }.run(
+                    server.url(),
+                    to: output,
+                    verifying: try Pin(sha256Hex: Fixtures.sha256A)
                 )
-                #expect(run.elapsed < 30)  // hashing 64 GiB takes most of a minute
-                #expect(run.status == 4, "\(run.standardError)")
-                #expect(run.standardError.contains("--max-time"))
+                #expect(result.elapsedSeconds < 30)  // hashing 64 GiB takes most of a minute
+                #expect(result.error?.code == .network, "\(failure(result))")
+                #expect(result.error?.message.contains("--max-time") == true, "\(failure(result))")
             }
         }
     }
@@ -76,12 +85,13 @@ struct MaximumTimeTests {
     @Test func `--max-time holds while keeping to --limit-rate`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    quietOnce + ["--max-time", "1", "--limit-rate", "20K", "-o", "\(directory)/o", server.url()]
-                )
-                #expect(run.elapsed < 30)  // 1 MiB at 20 KiB/s is 51 s
-                #expect(run.status == 4, "\(run.standardError)")
-                #expect(run.standardError.contains("--max-time"))
+                let result = await Fetcher.immediate(retries: 0) {
+                    $0.maximumTime = 1
+                    $0.maximumReceiveRate = 20 << 10
+                }.run(server.url(), to: "\(directory)/o")
+                #expect(result.elapsedSeconds < 30)  // 1 MiB at 20 KiB/s is 51 s
+                #expect(result.error?.code == .network, "\(failure(result))")
+                #expect(result.error?.message.contains("--max-time") == true, "\(failure(result))")
             }
         }
     }
@@ -146,13 +156,11 @@ struct MaximumTimeTests {
         faults.stallAfterBodyBytes = 0  // the head, then silence
         try await RemoteCacheTests.withHostileCache(faults) { cache, origin in
             try await withTemporaryDirectory { directory in
-                let run = await RemoteCacheTests.fetch(
-                    cache.baseURL,
-                    origin,
-                    to: directory + "/t",
-                    extra: ["--remote-cache-timeout", "60", "--max-time", "4"]
-                )
-                #expect(run.status == 0, "\(run.standardError)")
+                let result = try await RemoteCacheTests.fetch(cache.baseURL, origin, to: directory + "/t") {
+                    $0.remoteCacheTimeout = 60
+                    $0.maximumTime = 4
+                }
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents(directory + "/t") == RemoteCacheTests.body)
             }
         }

@@ -73,8 +73,9 @@ struct VerboseAndLimitTests {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in
                 let started = ContinuousClock.now
-                let run = await runCLI(["-q", "--limit-rate", "400K", "-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 0)
+                let limited = Fetcher.immediate { $0.maximumReceiveRate = 400 << 10 }
+                let result = await limited.run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
                 // 1 MiB at 400 KiB/s takes about 2.5 s; unlimited, it takes milliseconds here.
                 #expect(ContinuousClock.now - started > .seconds(1.5))
             }

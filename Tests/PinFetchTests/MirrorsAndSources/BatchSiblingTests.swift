@@ -13,40 +13,31 @@ struct BatchSiblingTests {
         try await withTestHTTPServer(serving: TestResource(body: [])) { server in
             ManifestFetchTests.serveFiles(server)
             try await withTemporaryDirectory { directory in
-                let pin = "sha256:\(Fixtures.sha256(ManifestFetchTests.body(1)))"
-                let lines = [
-                    "\(server.url("/f1")) \(pin) tool-latest",
-                    "\(server.url("/f2")) sha256:"
-                        + Fixtures.sha256(ManifestFetchTests.body(2)) + " other",
-                    "\(server.url("/f1?copy=2")) \(pin) tool-1.0", "\(server.url("/f1")) \(pin) linux/tool",
+                let pin = try Pin(sha256Hex: Fixtures.sha256(ManifestFetchTests.body(1)))
+                let other = try Pin(sha256Hex: Fixtures.sha256(ManifestFetchTests.body(2)))
+                let entries: [(String, String, Pin)] = [
+                    ("/f1", "tool-latest", pin), ("/f2", "other", other), ("/f1?copy=2", "tool-1.0", pin),
+                    ("/f1", "linux/tool", pin),
                 ]
-                try (lines.joined(separator: "\n") + "\n").write(
-                    toFile: "\(directory)/m",
-                    atomically: true,
-                    encoding: .utf8
-                )
-                let run = await runCLI(
-                    ManifestFetchTests.quiet + ["-j", "\(jobs)", "-P", "\(directory)/out", "-i", "\(directory)/m"]
-                )
-                #expect(run.status == 0, "\(run.standardError)")
+                let batch = entries.map { path, name, pin in
+                    FetchJob(mirrors: [server.url(path)], destination: "\(directory)/out/\(name)", pin: pin)
+                }
+                let results = await Fetcher.immediate(retries: 0).run(batch, parallelism: jobs)
+                #expect(results.allSatisfy { $0.error == nil }, "\(results.map(failure))")
                 for name in ["tool-latest", "tool-1.0", "linux/tool"] {
                     #expect(contents("\(directory)/out/\(name)") == ManifestFetchTests.body(1), "\(name)")
                 }
                 #expect(contents("\(directory)/out/other") == ManifestFetchTests.body(2))
                 #expect(server.getRequests.map(\.target).sorted() == ["/f1", "/f2"])
                 let reports = Dictionary(
-                    uniqueKeysWithValues: run.standardOutput.split(separator: "\n").compactMap { line in
-                        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).map {
-                            (($0["path"] as? String ?? "").replacing("\(directory)/out/", with: ""), $0)
-                        }
-                    }
+                    uniqueKeysWithValues: results.map { ($0.path.replacing("\(directory)/out/", with: ""), $0) }
                 )
-                #expect(reports["tool-latest"]?["status"] as? String == "downloaded")
+                #expect(reports["tool-latest"]?.status == .downloaded)
                 for copy in ["tool-1.0", "linux/tool"] {
-                    #expect(reports[copy]?["status"] as? String == "already-complete", "\(copy)")
-                    #expect(reports[copy]?["cache"] as? String == "local", "\(copy)")
-                    #expect(reports[copy]?["downloaded_bytes"] as? Int == 0, "\(copy)")
-                    #expect(reports[copy]?["attempts"] as? Int == 0, "\(copy)")
+                    #expect(reports[copy]?.status == .alreadyComplete, "\(copy)")
+                    #expect(reports[copy]?.cache == .local, "\(copy)")
+                    #expect(reports[copy]?.downloadedBytes == 0, "\(copy)")
+                    #expect(reports[copy]?.attempts == 0, "\(copy)")
                 }
                 #expect(listing("\(directory)/out") == ["linux", "other", "tool-1.0", "tool-latest"])
             }

@@ -43,15 +43,16 @@ struct CacheCollectorTests {
         try await withTestHTTPServer(serving: CacheTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 let (cache, entries) = try Self.makeCache(in: directory)
-                let pinned = ["--cache-dir", cache, "--sha256", Fixtures.sha256A]
-                #expect(await runCLI(CacheTests.quiet + pinned + ["-o", "\(directory)/a1", server.url()]).status == 0)
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let stored = await CacheTests.cached(cache).run(server.url(), to: "\(directory)/a1", verifying: pin)
+                #expect(stored.error == nil, "\(failure(stored))")
                 let entry = "\(cache)/sha256/\(Fixtures.sha256A)"
                 try FileManager.default.setAttributes(
                     [.modificationDate: Date() - 5 * Self.hour],
                     ofItemAtPath: entry
                 )
-                let placed = await runCLI(CacheTests.quiet + pinned + ["-o", "\(directory)/a2", server.url()])
-                #expect(placed.json["from_cache"] as? Bool == true)
+                let placed = await CacheTests.cached(cache).run(server.url(), to: "\(directory)/a2", verifying: pin)
+                #expect(placed.fromCache == true, "\(failure(placed))")
 
                 let run = await runCLI(["gc", "--cache-dir", cache, "--max-size", "1M"])
                 #expect(run.status == 0)

@@ -43,14 +43,15 @@ struct CacheOtherUserTests {
                 chmod(source, 0o644)
                 let cache = "\(directory)/cache"
                 try await prepare(directory, cache)
-                let run = await runCLI(
-                    CacheTests.quiet + [
-                        "--cache-dir", cache, "--sha256", Fixtures.sha256A, "-o", "\(directory)/out", server.url(),
-                    ]
+                let warnings = EventNotes()
+                let result = await CacheTests.cached(cache, warnings: warnings).run(
+                    server.url(),
+                    to: "\(directory)/out",
+                    verifying: try Pin(sha256Hex: Fixtures.sha256A)
                 )
-                #expect(run.status == 0, "\(run.standardError)")
-                #expect(run.json["from_cache"] as? Bool == false)
-                #expect(run.standardError.contains(warning), "\(run.standardError)")
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.fromCache == false)
+                #expect(warnings.warned(warning), "\(warnings.warnings)")
                 #expect(server.getRequests.count == 1)
                 let placed = CacheTests.status("\(directory)/out")
                 #expect(placed.map { $0.st_mode & S_IFMT } == S_IFREG)

@@ -10,6 +10,14 @@ struct CacheTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0", "--retries", "0"]
     static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }
 
+    /// One attempt with the cache `cache`, its warnings going to `warnings`, as `--cache-dir` is.
+    static func cached(_ cache: String, warnings: EventNotes = EventNotes()) -> Fetcher {
+        Fetcher.immediate(retries: 0) {
+            $0.cacheDirectory = cache
+            $0.events = warnings.record
+        }
+    }
+
     /// `stat` of `path` (not following a symbolic link).
     static func status(_ path: String) -> stat? {
         var info = stat()
@@ -22,12 +30,13 @@ struct CacheTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 let cache = "\(directory)/cache"
-                let arguments = Self.quiet + ["--cache-dir", cache, "--sha256", Fixtures.sha256A]
-                #expect(await runCLI(arguments + ["-o", "\(directory)/one", server.url()]).status == 0)
-                let second = await runCLI(arguments + ["-o", "\(directory)/two", server.url()])
-                #expect(second.status == 0)
-                #expect(second.json["from_cache"] as? Bool == true)
-                #expect(second.string("cache") == "local")
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let first = await Self.cached(cache).run(server.url(), to: "\(directory)/one", verifying: pin)
+                #expect(first.error == nil, "\(failure(first))")
+                let second = await Self.cached(cache).run(server.url(), to: "\(directory)/two", verifying: pin)
+                #expect(second.error == nil, "\(failure(second))")
+                #expect(second.fromCache == true)
+                #expect(second.cache == .local)
                 #expect(server.getRequests.count == 1)
 
                 let entry = "\(cache)/sha256/\(Fixtures.sha256A)"
@@ -59,14 +68,15 @@ struct CacheTests {
                 let entry = "\(cache)/sha256/\(Fixtures.sha256A)"
                 try FileManager.default.createSymbolicLink(atPath: entry, withDestinationPath: target)
 
-                let run = await runCLI(
-                    Self.quiet + [
-                        "--cache-dir", cache, "--sha256", Fixtures.sha256A, "-o", "\(directory)/out", server.url(),
-                    ]
+                let warnings = EventNotes()
+                let result = await Self.cached(cache, warnings: warnings).run(
+                    server.url(),
+                    to: "\(directory)/out",
+                    verifying: try Pin(sha256Hex: Fixtures.sha256A)
                 )
-                #expect(run.status == 0)
-                #expect(run.json["from_cache"] as? Bool == false)
-                #expect(run.standardError.contains("warning: cache entry \(entry) is a symbolic link: ignored"))
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.fromCache == false)
+                #expect(warnings.warned("cache entry \(entry) is a symbolic link: ignored"), "\(warnings.warnings)")
                 #expect(server.getRequests.count == 1)
                 #expect(Self.status("\(directory)/out").map { $0.st_mode & S_IFMT } == S_IFREG)
                 #expect(Self.status(entry).map { $0.st_mode & S_IFMT } == S_IFREG)  // replaced, not written through
@@ -82,31 +92,39 @@ struct CacheTests {
                 try FileManager.default.createDirectory(atPath: "\(cache)/sha256", withIntermediateDirectories: true)
                 let entry = "\(cache)/sha256/\(Fixtures.sha256A)"
                 try Data(Fixtures.b).write(to: URL(filePath: entry))
-                let run = await runCLI(
-                    Self.quiet + [
-                        "--cache-dir", cache, "--sha256", Fixtures.sha256A, "-o", "\(directory)/out", server.url(),
-                    ]
+                let warnings = EventNotes()
+                let result = await Self.cached(cache, warnings: warnings).run(
+                    server.url(),
+                    to: "\(directory)/out",
+                    verifying: try Pin(sha256Hex: Fixtures.sha256A)
                 )
-                #expect(run.status == 0)
-                #expect(run.standardError.contains("did not hold the pinned bytes: removed"))
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(warnings.warned("did not hold the pinned bytes: removed"), "\(warnings.warnings)")
                 #expect(contents(entry) == Fixtures.a)
                 #expect(listing(directory) == ["cache", "out"])  // no placement left over
             }
         }
     }
 
-    @Test func `unpinned downloads and checksum files fetched from a URL never enter the cache`() async throws {
+    @Test func `unpinned downloads never enter the cache`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let cache = "\(directory)/cache"
+                let unpinned = await Self.cached(cache).run(server.url(), to: "\(directory)/free")
+                #expect(unpinned.error == nil, "\(failure(unpinned))")
+                #expect(listing("\(cache)/sha256") == [])
+            }
+        }
+    }
+
+    /// The command line fetches a checksum file outside the cache (it is not pinned): only the
+    /// file it pins goes there.
+    @Test func `checksum files fetched from a URL never enter the cache`() async throws {
         let sums = Array("\(Fixtures.sha256A)  out\n".utf8)
         try await withTestHTTPServer(serving: TestResource(body: sums)) { sumsServer in
             try await withTestHTTPServer(serving: Self.resourceA) { server in
                 try await withTemporaryDirectory { directory in
                     let cache = "\(directory)/cache"
-                    let unpinned = await runCLI(
-                        Self.quiet + ["--cache-dir", cache, "-o", "\(directory)/free", server.url()]
-                    )
-                    #expect(unpinned.status == 0)
-                    #expect(listing("\(cache)/sha256") == [])
-
                     let run = await runCLI(
                         Self.quiet + [
                             "--cache-dir", cache, "--checksum-file", sumsServer.url("/SHA256SUMS"), "-o",

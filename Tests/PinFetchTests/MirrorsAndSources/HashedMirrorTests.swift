@@ -16,6 +16,25 @@ struct HashedMirrorTests {
         }
     }
 
+    /// One file from `url` to `destination`, pinned to ``body`` unless `pinned` is false, with
+    /// the hashed mirror of `hashed`, as `--hashed-mirror` is.
+    static func job(
+        _ url: String,
+        to destination: String,
+        hashed: TestHTTPServer,
+        pinned: Bool = true
+    ) throws
+        -> FetchJob
+    {
+        var job = FetchJob(
+            mirrors: [url],
+            destination: destination,
+            pin: pinned ? try Pin(sha256Hex: Fixtures.sha256(Self.body)) : nil
+        )
+        job.hashedMirrors = [try HashedMirror(hashed.baseURL + "/store/{algo}/{hex}")]
+        return job
+    }
+
     @Test(arguments: ["hit", "miss", "other bytes"])
     func `a pinned file comes from the hashed mirror when it has the right bytes, else from its URL`(
         store: String
@@ -24,40 +43,43 @@ struct HashedMirrorTests {
             try await withTestHTTPServer(serving: TestResource(body: Self.body, etag: "\"o\"")) { origin in
                 Self.store(hashed, stored: store == "hit" ? Self.body : store == "miss" ? nil : Array("junk\n".utf8))
                 try await withTemporaryDirectory { directory in
-                    let run = await runCLI([
-                        "--json", "--retries", "0", "--hashed-mirror", hashed.baseURL + "/store/{algo}/{hex}",
-                        "--sha256", Fixtures.sha256(Self.body), "-o", directory + "/f", origin.url("/f"),
-                    ])
-                    #expect(run.status == 0, "\(run.standardError)")
+                    let job = try Self.job(origin.url("/f"), to: directory + "/f", hashed: hashed)
+                    let result = await Fetcher.immediate(retries: 0).run([job])[0]
+                    #expect(result.error == nil, "\(failure(result))")
                     #expect(contents(directory + "/f") == Self.body)
                     #expect(hashed.getRequests.count == 1)
                     #expect(origin.getRequests.count == (store == "hit" ? 0 : 1))
-                    #expect(run.string("url") == origin.url("/f"))  // the file's identity
+                    #expect(result.url == origin.url("/f"))  // the file's identity
                     let hashedURL = hashed.url("/store/sha256/\(Fixtures.sha256(Self.body))")
-                    #expect(run.string("source") == (store == "hit" ? hashedURL : origin.url("/f")))
-                    let outcomes = (run.json["mirrors"] as? [[String: Any]] ?? []).map {
-                        $0["outcome"] as? String ?? ""
-                    }
+                    #expect(result.source == (store == "hit" ? hashedURL : origin.url("/f")))
                     let expected = [
                         "hit": ["ok"], "miss": ["serverResponse", "ok"], "other bytes": ["mismatch", "ok"],
                     ]
-                    #expect(outcomes == expected[store], "\(run.standardOutput)")
+                    #expect(result.mirrors.map(\.outcome) == expected[store], "\(result.mirrors)")
                 }
             }
         }
     }
 
-    @Test func `an unpinned file never asks the hashed mirror; a manifest line adds one`() async throws {
+    @Test func `an unpinned file never asks the hashed mirror`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [])) { hashed in
             try await withTestHTTPServer(serving: TestResource(body: Self.body, etag: "\"o\"")) { origin in
                 Self.store(hashed, stored: Self.body)
                 try await withTemporaryDirectory { directory in
-                    let unpinned = await runCLI([
-                        "--hashed-mirror", hashed.baseURL + "/store/{algo}/{hex}", "-o", directory + "/u",
-                        origin.url("/f"),
-                    ])
-                    #expect(unpinned.status == 0, "\(unpinned.standardError)")
+                    let job = try Self.job(origin.url("/f"), to: directory + "/u", hashed: hashed, pinned: false)
+                    let unpinned = await Fetcher.immediate().run([job])[0]
+                    #expect(unpinned.error == nil, "\(failure(unpinned))")
                     #expect(hashed.requests.isEmpty)
+                }
+            }
+        }
+    }
+
+    @Test func `a manifest line adds a hashed mirror`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { hashed in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body, etag: "\"o\"")) { origin in
+                Self.store(hashed, stored: Self.body)
+                try await withTemporaryDirectory { directory in
                     let manifest = """
                         hashed-mirror \(hashed.baseURL)/store/{algo}/{hex}
                         \(origin.url("/f")) sha256:\(Fixtures.sha256(Self.body)) m
@@ -92,13 +114,13 @@ struct HashedMirrorTests {
             try await withTestHTTPServer(serving: TestResource(body: Self.body, etag: "\"o\"")) { origin in
                 Self.store(hashed, stored: nil)  // a miss: the origin is asked too
                 try await withTemporaryDirectory { directory in
-                    let run = await runCLI([
-                        "--retries", "0", "--hashed-mirror", hashed.baseURL + "/store/{algo}/{hex}", "-H",
-                        "X-Token: secret", "--user", "u:p", "--sha256", Fixtures.sha256(Self.body), "-o",
-                        directory + "/f",
-                        origin.url("/f"),
-                    ])
-                    #expect(run.status == 0, "\(run.standardError)")
+                    let job = try Self.job(origin.url("/f"), to: directory + "/f", hashed: hashed)
+                    let fetcher = Fetcher.immediate(retries: 0) {
+                        $0.headers = ["X-Token: secret"]
+                        $0.credentials = "u:p"
+                    }
+                    let result = await fetcher.run([job])[0]
+                    #expect(result.error == nil, "\(failure(result))")
                     let asked = try #require(hashed.getRequests.first)
                     #expect(asked.header("X-Token") == nil && asked.header("Authorization") == nil)
                     #expect(origin.getRequests.first?.header("X-Token") == "secret")

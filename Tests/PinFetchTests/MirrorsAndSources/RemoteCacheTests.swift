@@ -17,23 +17,30 @@ struct RemoteCacheTests {
         }
     }
 
+    /// Fetches `origin`'s `/t`, pinned to ``body``, to `output` in one attempt with the remote
+    /// cache `cache`, what the events said going to `notes`, with what `configure` sets.
     static func fetch(
         _ cache: String,
         _ origin: TestHTTPServer,
         to output: String,
-        extra: [String] = []
-    ) async -> CLIRun {
-        await runCLI(
-            ["--json", "--retries", "0", "--remote-cache", cache, "--sha256", Fixtures.sha256(Self.body), "-o", output]
-                + extra + [origin.url("/t")]
+        notes: EventNotes = EventNotes(),
+        _ configure: (inout FetchOptions) -> Void = { _ in }
+    ) async throws -> FetchResult {
+        let fetcher = Fetcher.immediate(retries: 0) { options in
+            options.remoteCache = cache
+            options.events = notes.record
+            configure(&options)
+        }
+        return await fetcher.run(
+            origin.url("/t"),
+            to: output,
+            verifying: try Pin(sha256Hex: Fixtures.sha256(Self.body))
         )
     }
 
-    /// The JSON line's `mirrors`, as `"URL outcome"`.
-    static func mirrors(_ run: CLIRun) -> [String] {
-        (run.json["mirrors"] as? [[String: Any]] ?? []).map {
-            "\($0["url"] as? String ?? "?") \($0["outcome"] as? String ?? "?")"
-        }
+    /// The result's `mirrors`, as `"URL outcome"`.
+    static func mirrors(_ result: FetchResult) -> [String] {
+        result.mirrors.map { "\($0.url) \($0.outcome)" }
     }
 
     /// The cache answers every path with `body` under `faults`.
@@ -55,21 +62,19 @@ struct RemoteCacheTests {
             try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
                 Self.cache(cache, blob: Self.body)
                 try await withTemporaryDirectory { directory in
-                    let run = await Self.fetch(
-                        cache.baseURL + "/bazel/",
-                        origin,
-                        to: directory + "/t",
-                        extra: ["-H", "X-Origin-Token: secret", "--remote-cache-header", "Authorization: Bearer cache"]
-                    )
-                    #expect(run.status == 0, "\(run.standardError)")
+                    let result = try await Self.fetch(cache.baseURL + "/bazel/", origin, to: directory + "/t") {
+                        $0.headers = ["X-Origin-Token: secret"]
+                        $0.remoteCacheHeaders = ["Authorization: Bearer cache"]
+                    }
+                    #expect(result.error == nil, "\(failure(result))")
                     #expect(contents(directory + "/t") == Self.body)
                     #expect(origin.requests.isEmpty)
-                    #expect(run.json["from_cache"] as? Bool == true)
-                    #expect(run.string("cache") == "remote")
-                    #expect(run.string("source") == cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))"))
-                    #expect(run.string("status") == "downloaded")
-                    #expect(Self.mirrors(run) == ["\(run.string("source") ?? "") ok"])
-                    #expect(run.int("downloaded_bytes") == Self.body.count)
+                    #expect(result.fromCache == true)
+                    #expect(result.cache == .remote)
+                    #expect(result.source == cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))"))
+                    #expect(result.status == .downloaded)
+                    #expect(Self.mirrors(result) == ["\(result.source ?? "") ok"])
+                    #expect(result.downloadedBytes == Int64(Self.body.count))
                     // Only the cache's own header goes to the cache; -H goes to the mirrors only.
                     let asked = try #require(cache.getRequests.first)
                     #expect(asked.header("Authorization") == "Bearer cache")
@@ -99,15 +104,20 @@ struct RemoteCacheTests {
                 default: cache.handler = { _, _ in TestResponse(status: 403) }
                 }
                 try await withTemporaryDirectory { directory in
-                    let run = await Self.fetch(cache.baseURL + "/bazel", origin, to: directory + "/t")
-                    #expect(run.status == 0, "\(run.standardError)")
+                    let notes = EventNotes()
+                    let result = try await Self.fetch(
+                        cache.baseURL + "/bazel",
+                        origin,
+                        to: directory + "/t",
+                        notes: notes
+                    )
+                    #expect(result.error == nil, "\(failure(result))")
                     #expect(contents(directory + "/t") == Self.body)
                     #expect(origin.getRequests.count == 1)
-                    #expect(run.json["from_cache"] as? Bool == false)
-                    #expect(run.json["cache"] is NSNull)
-                    #expect(run.string("source") == origin.url("/t"))
-                    let warned = run.standardError.contains("remote cache")
-                    #expect(warned == (kind != "miss"), "\(run.standardError)")  // a miss is quiet
+                    #expect(result.fromCache == false)
+                    #expect(result.cache == nil)
+                    #expect(result.source == origin.url("/t"))
+                    #expect(notes.said("remote cache") == (kind != "miss"), "\(notes.all)")  // a miss is quiet
                     // What the cache sent is reported too: listed before the origin, and counted.
                     let blob = cache.url("/bazel/cas/\(Fixtures.sha256(Self.body))")
                     // A body cut short is named as a mirror's would be.
@@ -115,9 +125,9 @@ struct RemoteCacheTests {
                         "miss": [], "wrong blob": ["\(blob) mismatch"], "refused": ["\(blob) serverResponse"],
                         "cut short": ["\(blob) network"],
                     ]
-                    #expect(Self.mirrors(run) == outcomes[kind]! + ["\(origin.url("/t")) ok"])
+                    #expect(Self.mirrors(result) == outcomes[kind]! + ["\(origin.url("/t")) ok"])
                     let wrong = ["wrong blob": "not the toolchain\n".utf8.count, "cut short": 4][kind] ?? 0
-                    #expect(run.int("downloaded_bytes") == Self.body.count + wrong)
+                    #expect(result.downloadedBytes == Int64(Self.body.count + wrong))
                     #expect(listing(directory) == ["t"])
                 }
             }
@@ -131,21 +141,19 @@ struct RemoteCacheTests {
                 faults.stallAfterBodyBytes = 4  // headers and four bytes, then silence
                 cache.faults = faults
                 try await withTemporaryDirectory { directory in
-                    let stalled = await Self.fetch(
-                        cache.baseURL,
-                        origin,
-                        to: directory + "/t",
-                        extra: ["--remote-cache-timeout", "1"]
-                    )
-                    #expect(stalled.status == 0, "\(stalled.standardError)")
+                    let notes = EventNotes()
+                    let stalled = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes) {
+                        $0.remoteCacheTimeout = 1
+                    }
+                    #expect(stalled.error == nil, "\(failure(stalled))")
                     #expect(contents(directory + "/t") == Self.body)
-                    #expect(stalled.elapsed >= 1)  // it did wait for the stall
-                    #expect(stalled.elapsed < 30)  // bounded: the cache stalls for good
+                    #expect(stalled.elapsedSeconds >= 1)  // it did wait for the stall
+                    #expect(stalled.elapsedSeconds < 30)  // bounded: the cache stalls for good
                     #expect(cache.getRequests.count == 1)
-                    #expect(stalled.standardError.contains("remote cache"), "\(stalled.standardError)")
+                    #expect(notes.said("remote cache"), "\(notes.all)")
                     let closed = try Nginx.freePort()  // nothing listens there
-                    let down = await Self.fetch("http://127.0.0.1:\(closed)", origin, to: directory + "/u")
-                    #expect(down.status == 0, "\(down.standardError)")
+                    let down = try await Self.fetch("http://127.0.0.1:\(closed)", origin, to: directory + "/u")
+                    #expect(down.error == nil, "\(failure(down))")
                     #expect(contents(directory + "/u") == Self.body)
                 }
             }
@@ -157,8 +165,9 @@ struct RemoteCacheTests {
             try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
                 Self.cache(cache, blob: Self.body)
                 try await withTemporaryDirectory { directory in
-                    let run = await runCLI(["--remote-cache", cache.baseURL, "-o", directory + "/t", origin.url("/t")])
-                    #expect(run.status == 0, "\(run.standardError)")
+                    let fetcher = Fetcher.immediate { $0.remoteCache = cache.baseURL }
+                    let result = await fetcher.run(origin.url("/t"), to: directory + "/t")
+                    #expect(result.error == nil, "\(failure(result))")
                     #expect(cache.requests.isEmpty)
                 }
             }
@@ -198,18 +207,16 @@ struct RemoteCacheTests {
         let big = Array(repeating: UInt8(ascii: "z"), count: 200_000)
         try await Self.withHostileCache(faults, body: big) { cache, origin in
             try await withTemporaryDirectory { directory in
-                let run = await Self.fetch(
-                    cache.baseURL,
-                    origin,
-                    to: directory + "/t",
-                    extra: ["--remote-cache-timeout", "1"]
-                )
-                #expect(run.status == 0, "\(run.standardError)")
+                let notes = EventNotes()
+                let result = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes) {
+                    $0.remoteCacheTimeout = 1
+                }
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents(directory + "/t") == Self.body)
-                #expect(run.elapsed < 30)  // 200 kB at 1 kB/s is 200 s
+                #expect(result.elapsedSeconds < 30)  // 200 kB at 1 kB/s is 200 s
                 #expect(origin.getRequests.count == 1)
                 let why = kind == "trickle" ? "too slow or silent" : "without a Content-Length"
-                #expect(run.standardError.contains(why), "\(run.standardError)")
+                #expect(notes.said(why), "\(notes.all)")
             }
         }
     }
@@ -224,23 +231,24 @@ struct RemoteCacheTests {
                 TestResponse(status: 200, body: ManifestFetchTests.body(Int(request.target.dropFirst(2)) ?? 0))
             }
             try await withTemporaryDirectory { directory in
-                let lines = (0..<4).map {
-                    "\(origin.url("/f\($0)")) sha256:\(Fixtures.sha256(ManifestFetchTests.body($0))) f\($0)"
+                let jobs = try (0..<4).map {
+                    FetchJob(
+                        mirrors: [origin.url("/f\($0)")],
+                        destination: directory + "/f\($0)",
+                        pin: try Pin(sha256Hex: Fixtures.sha256(ManifestFetchTests.body($0)))
+                    )
                 }
-                try (lines.joined(separator: "\n") + "\n").write(
-                    toFile: directory + "/list",
-                    atomically: true,
-                    encoding: .utf8
-                )
-                let run = await runCLI([
-                    "-q", "--remote-cache", cache.baseURL, "--remote-cache-timeout", "1", "-i", directory + "/list",
-                    "-P",
-                    directory + "/out",
-                ])
-                #expect(run.status == 0, "\(run.standardError)")
+                let notes = EventNotes()
+                let fetcher = Fetcher.immediate { options in
+                    options.remoteCache = cache.baseURL
+                    options.remoteCacheTimeout = 1
+                    options.events = notes.record
+                }
+                let results = await fetcher.run(jobs)
+                #expect(results.allSatisfy { $0.error == nil }, "\(results.map(failure))")
                 #expect(cache.getRequests.count == 1)
                 #expect(origin.getRequests.count == 4)
-                #expect(run.standardError.contains("not asking it again"), "\(run.standardError)")
+                #expect(notes.warned("not asking it again"), "\(notes.warnings)")
             }
         }
     }
@@ -255,9 +263,9 @@ struct RemoteCacheTests {
                     return TestResponse(status: 200, body: Self.body)
                 }
                 try await withTemporaryDirectory { directory in
-                    let run = await Self.fetch(cache.baseURL + "/bazel/?token=abc", origin, to: directory + "/t")
-                    #expect(run.status == 0, "\(run.standardError)")
-                    #expect(run.string("cache") == "remote", "\(cache.getRequests.map(\.target))")
+                    let result = try await Self.fetch(cache.baseURL + "/bazel/?token=abc", origin, to: directory + "/t")
+                    #expect(result.error == nil, "\(failure(result))")
+                    #expect(result.cache == .remote, "\(cache.getRequests.map(\.target))")
                     #expect(origin.requests.isEmpty)
                 }
             }

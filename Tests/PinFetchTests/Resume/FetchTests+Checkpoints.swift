@@ -9,12 +9,13 @@ extension FetchTests {
     func `a damaged checkpoint never crashes and never yields wrong bytes`(damage: DamagedCheckpoint) async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 let state = "\(directory)/out.bin.part.state"
                 let original = try #require(contents(state))
                 try Data(damage.apply(toStateFile: original)).write(to: URL(filePath: state))
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(server.requests.allSatisfy { $0.method == "GET" })  // nothing to decide: no HEAD
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(listing(directory) == ["out.bin"])
@@ -25,13 +26,14 @@ extension FetchTests {
     @Test func `bytes past the checkpoint are cut before resuming`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 let handle = try #require(FileHandle(forWritingAtPath: "\(directory)/out.bin.part"))
                 handle.seekToEndOfFile()
                 handle.write(Data(repeating: 0xEE, count: 5000))  // written but never checkpointed
                 try handle.close()
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(server.getRequests.last?.header("Range") == "bytes=400000-")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
@@ -42,20 +44,26 @@ extension FetchTests {
     func `a partial edited since its checkpoint is hashed again, never trusted`(pinned: Bool) async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 usleep(20_000)  // a later modification time than the checkpoint's, at any clock granularity
                 let handle = try #require(FileHandle(forUpdatingAtPath: "\(directory)/out.bin.part"))
                 try handle.seek(toOffset: 100)
                 handle.write(Data("XXXX".utf8))  // in place: same size
                 try handle.close()
-                let run = await self.fetch(server, into: directory, pinned ? ["--sha256", Fixtures.sha256A] : [])
-                #expect(run.status == 0)
-                #expect(run.int("rehashed_bytes") == 400_000)
+                let result = await self.fetch(
+                    server,
+                    into: directory,
+                    pin: pinned ? try Pin(sha256Hex: Fixtures.sha256A) : nil
+                )
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.rehashedBytes == 400_000)
                 let file = try #require(contents("\(directory)/out.bin"))
-                #expect(run.string("sha256") == Fixtures.sha256(file))  // the digest is of the bytes on disk
+                // The digest is of the bytes on disk.
+                #expect(result.algorithm == .sha256 && result.digest == Fixtures.sha256(file))
                 if pinned {
                     #expect(file == Fixtures.a)  // the mismatch started it over from byte 0
-                    #expect(run.int("restarts") == 1)
+                    #expect(result.restarts == 1)
                 }
             }
         }
@@ -68,15 +76,16 @@ extension FetchTests {
     func `a partial whose last 64 KiB changed is not resumed, even without a pin`(edited: Int) async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 let handle = try #require(FileHandle(forUpdatingAtPath: "\(directory)/out.bin.part"))
                 try handle.seek(toOffset: UInt64(edited))
                 handle.write(Data([~Fixtures.a[edited]]))
                 try handle.close()
-                let run = await self.fetch(server, into: directory)
-                #expect(run.status == 0)
-                #expect(run.string("status") == "downloaded")
-                #expect(run.int("resumed_from") == 0)
+                let result = await self.fetch(server, into: directory)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.status == .downloaded)
+                #expect(result.resumedFrom == 0)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(server.getRequests.last?.header("Range") == nil)
             }
@@ -89,7 +98,8 @@ extension FetchTests {
     @Test func `a resume that cuts the partial records its new size and mtime at once`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 let partial = "\(directory)/out.bin.part"
                 let handle = try #require(FileHandle(forWritingAtPath: partial))
                 handle.seekToEndOfFile()
@@ -118,12 +128,13 @@ extension FetchTests {
     @Test func `a checkpoint from another OpenSSL build is rehashed from disk once`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 try rewriteRecords(in: "\(directory)/out.bin.part.state") { $0.libraryVersion &+= 1 }
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
-                #expect(run.int("resumed_from") == 400_000)
-                #expect(run.int("rehashed_bytes") == 400_000)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.resumedFrom == 400_000)
+                #expect(result.rehashedBytes == 400_000)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
         }
@@ -132,13 +143,14 @@ extension FetchTests {
     @Test func `a resumed download that mismatches is retried once from byte 0`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 // A broken server: new bytes under the old ETag.
                 server.resource = TestResource(body: Fixtures.b, etag: Fixtures.etagA)
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256B])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256B))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.b)
-                #expect(run.int("restarts") == 1)
+                #expect(result.restarts == 1)
                 #expect(server.getRequests.suffix(2).map { $0.header("Range") } == ["bytes=400000-", nil])
             }
         }

@@ -3,17 +3,28 @@ import Testing
 
 @testable import PinFetch
 
-/// The single-file fetch against the in-process server: bytes on disk, digests, exit statuses
-/// and the requests the server saw.
+/// The single-file fetch against the in-process server: bytes on disk, digests, error kinds
+/// and the requests the server saw (and, through the command line, its exit statuses).
 struct FetchTests {
     static let quiet = ["-q", "--json", "--retry-delay", "0"]
 
     /// Fixture A under a strong ETag.
     static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }
 
-    /// Runs pinfetch for `server`'s file into `directory/out.bin`.
-    func fetch(_ server: TestHTTPServer, into directory: String, _ extra: [String] = []) async -> CLIRun {
-        await runCLI(Self.quiet + extra + ["-o", "\(directory)/out.bin", server.url()])
+    /// Fetches `server`'s file into `directory/out.bin` verifying `pin`, retrying at once up to
+    /// `retries` times (5, as the command line does), with what `configure` sets.
+    func fetch(
+        _ server: TestHTTPServer,
+        into directory: String,
+        pin: Pin? = nil,
+        retries: Int = 5,
+        _ configure: (inout FetchOptions) -> Void = { _ in }
+    ) async -> FetchResult {
+        await Fetcher.immediate(retries: retries, configure).run(
+            server.url(),
+            to: "\(directory)/out.bin",
+            verifying: pin
+        )
     }
 
     /// An earlier run that lost its connection after `bytes` body bytes, with no retries.
@@ -21,24 +32,28 @@ struct FetchTests {
         _ server: TestHTTPServer,
         into directory: String,
         at bytes: Int,
-        _ extra: [String] = []
-    ) async -> CLIRun {
+        pin: Pin? = nil
+    ) async -> FetchResult {
         server.enqueueFaults(TestFaults(closeAfterBodyBytes: bytes))
-        return await self.fetch(server, into: directory, ["--retries", "0"] + extra)
+        return await self.fetch(server, into: directory, pin: pin, retries: 0)
     }
 
     @Test func `downloads, verifies and leaves only the file`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A.uppercased()])
-                #expect(run.status == 0)
+                let result = await self.fetch(
+                    server,
+                    into: directory,
+                    pin: try Pin(sha256Hex: Fixtures.sha256A.uppercased())
+                )
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(listing(directory) == ["out.bin"])
-                #expect(run.string("status") == "downloaded")
-                #expect(run.string("sha256") == Fixtures.sha256A)
-                #expect(run.int("bytes") == 1_048_576)
-                #expect(run.int("downloaded_bytes") == 1_048_576)
-                #expect(run.int("resumed_from") == 0)
+                #expect(result.status == .downloaded)
+                #expect(result.algorithm == .sha256 && result.digest == Fixtures.sha256A)
+                #expect(result.bytes == 1_048_576)
+                #expect(result.downloadedBytes == 1_048_576)
+                #expect(result.resumedFrom == 0)
                 #expect(server.requests.map(\.method) == ["GET"])  // no partial: no HEAD
                 for request in server.requests {
                     #expect(request.header("Accept-Encoding") == "identity")
@@ -52,20 +67,19 @@ struct FetchTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 let first = await self.interruptedRun(server, into: directory, at: 400_000)
-                #expect(first.status == 4)
-                #expect(first.string("status") == "failed")
-                #expect((first.json["error"] as? [String: Any])?["exit_code"] as? Int == 4)
+                #expect(first.error?.code == .network, "\(failure(first))")
+                #expect(first.status == .failed)
                 #expect(listing(directory) == ["out.bin.part", "out.bin.part.state"])
                 #expect(contents("\(directory)/out.bin.part") == Array(Fixtures.a[..<400_000]))
 
                 let sentBefore = server.bodyBytesSent
-                let second = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(second.status == 0)
+                let second = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(second.error == nil, "\(failure(second))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
-                #expect(second.string("status") == "resumed")
-                #expect(second.int("resumed_from") == 400_000)
-                #expect(second.int("rehashed_bytes") == 0)
-                #expect(second.int("downloaded_bytes") == 648_576)
+                #expect(second.status == .resumed)
+                #expect(second.resumedFrom == 400_000)
+                #expect(second.rehashedBytes == 0)
+                #expect(second.downloadedBytes == 648_576)
                 #expect(server.bodyBytesSent - sentBefore == 648_576)
                 let resumeRequest = try #require(server.getRequests.last)
                 #expect(resumeRequest.header("Range") == "bytes=400000-")
@@ -75,36 +89,54 @@ struct FetchTests {
         }
     }
 
-    @Test func `a 200 answer to the ranged GET replaces the partial instead of appending`() async throws {
+    /// The command line's part of the test above: exit 4, and a `--json` line of a failed file.
+    @Test func `an interrupted run is exit 4 with a failed file's --json line`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
-                server.faults = TestFaults(ignoreRange: true)
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
-                #expect(contents("\(directory)/out.bin") == Fixtures.a)  // 1,048,576 bytes, not 1,448,576
-                #expect(run.int("resumed_from") == 0)
-                #expect(run.string("status") == "downloaded")
-                #expect(run.int("restarts") == 1)
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == 4)
+                #expect(run.string("status") == "failed")
+                #expect((run.json["error"] as? [String: Any])?["exit_code"] as? Int == 4)
             }
         }
     }
 
-    @Test(arguments: [(Fixtures.sha256A, Int32(9)), (Fixtures.sha256B, Int32(0))])
-    func `a changed representation is never spliced onto the partial`(pin: String, expected: Int32) async throws {
+    @Test func `a 200 answer to the ranged GET replaces the partial instead of appending`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
+                server.faults = TestFaults(ignoreRange: true)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)  // 1,048,576 bytes, not 1,448,576
+                #expect(result.resumedFrom == 0)
+                #expect(result.status == .downloaded)
+                #expect(result.restarts == 1)
+            }
+        }
+    }
+
+    @Test(arguments: [(Fixtures.sha256A, PinFetchError.Code.digestMismatch), (Fixtures.sha256B, nil)])
+    func `a changed representation is never spliced onto the partial`(
+        pin: String,
+        expected: PinFetchError.Code?
+    ) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 server.resource = TestResource(body: Fixtures.b, etag: Fixtures.etagB)
-                let run = await self.fetch(server, into: directory, ["--sha256", pin])
-                #expect(run.status == expected)
-                if expected == 0 {
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: pin))
+                #expect(result.error?.code == expected, "\(failure(result))")
+                if expected == nil {
                     #expect(contents("\(directory)/out.bin") == Fixtures.b)
                     #expect(listing(directory) == ["out.bin"])
                 } else {
                     #expect(listing(directory).isEmpty)
-                    #expect(run.standardError.contains(Fixtures.sha256A))
-                    #expect(run.standardError.contains(Fixtures.sha256B))
+                    #expect(result.error?.message.contains(Fixtures.sha256A) == true)
+                    #expect(result.error?.message.contains(Fixtures.sha256B) == true)
                 }
                 #expect(server.getRequests.last?.header("Range") == nil)
             }
@@ -114,12 +146,13 @@ struct FetchTests {
     @Test func `a 206 that starts before the offset has its overlap skipped`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 server.faults = TestFaults(contentRangeShift: 2688)  // bytes 397312-1048575/1048576
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
-                #expect(run.int("resumed_from") == 400_000)
+                #expect(result.resumedFrom == 400_000)
             }
         }
     }
@@ -131,12 +164,13 @@ struct FetchTests {
     func `an unusable 206 is never appended`(faults: TestFaults) async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
                 server.enqueueFaults(faults)
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
-                #expect(run.int("resumed_from") == 0)
+                #expect(result.resumedFrom == 0)
                 #expect(server.getRequests.last?.header("Range") == nil)
             }
         }
@@ -155,11 +189,11 @@ struct FetchTests {
                     etag: Fixtures.etagA
                 )
                 server.faults = TestFaults(headStatus: headStatus, rangeNotSatisfiableBody: html)
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
-                #expect(run.int("downloaded_bytes") == 0)
-                #expect(run.int("rehashed_bytes") == 0)
+                #expect(result.downloadedBytes == 0)
+                #expect(result.rehashedBytes == 0)
                 if headStatus == nil {
                     #expect(server.getRequests.isEmpty)  // HEAD said equal: no GET at all
                 } else {
@@ -180,8 +214,8 @@ struct FetchTests {
                     url: server.url(),
                     etag: "\"old\""
                 )
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(server.getRequests.count == 1)
                 #expect(server.getRequests.first?.header("Range") == nil)
@@ -192,12 +226,13 @@ struct FetchTests {
     @Test func `a weak ETag never goes into If-Range`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: "W/\"weak\"")) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
-                let run = await self.fetch(server, into: directory, ["--retries", "2"])
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
+                let result = await self.fetch(server, into: directory, retries: 2)
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 300_000))
-                let again = await runCLI(Self.quiet + ["--retries", "2", "-o", "\(directory)/again.bin", server.url()])
-                #expect(run.status == 0)
-                #expect(again.status == 0)
+                let again = await Fetcher.immediate(retries: 2).run(server.url(), to: "\(directory)/again.bin")
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(again.error == nil, "\(failure(again))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(contents("\(directory)/again.bin") == Fixtures.a)
                 #expect(server.requests.allSatisfy { $0.header("If-Range") == nil })
@@ -210,10 +245,11 @@ struct FetchTests {
         let date = "Sat, 01 Jan 2000 00:00:00 GMT"
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, lastModified: date)) { server in
             try await withTemporaryDirectory { directory in
-                #expect(await self.interruptedRun(server, into: directory, at: 400_000).status == 4)
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
-                #expect(run.int("resumed_from") == 400_000)
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.resumedFrom == 400_000)
                 #expect(server.getRequests.last?.header("If-Range") == date)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
@@ -225,8 +261,13 @@ struct FetchTests {
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
                 server.enqueueFaults(TestFaults(resetAfterBodyBytes: 300_000))
-                let run = await self.fetch(server, into: directory, ["--retries", "2", "--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(
+                    server,
+                    into: directory,
+                    pin: try Pin(sha256Hex: Fixtures.sha256A),
+                    retries: 2
+                )
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 let ranges = server.getRequests.map { $0.header("Range") }
                 #expect(ranges.prefix(2) == [nil, "bytes=400000-"])
@@ -234,8 +275,8 @@ struct FetchTests {
                 let third = ranges.count == 3 ? ranges[2] ?? "" : ""
                 let offset = Int(third.dropFirst("bytes=".count).dropLast()) ?? 0
                 #expect((400_001...700_000).contains(offset))
-                #expect(run.int("attempts") == 3)
-                #expect(run.int("downloaded_bytes") == 1_048_576)
+                #expect(result.attempts == 3)
+                #expect(result.downloadedBytes == 1_048_576)
             }
         }
     }
@@ -244,12 +285,10 @@ struct FetchTests {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(stallAfterBodyBytes: 300_000))
-                let run = await self.fetch(
-                    server,
-                    into: directory,
-                    ["--stall-timeout", "1", "--sha256", Fixtures.sha256A]
-                )
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A)) {
+                    $0.stallTimeout = 1
+                }
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
                 #expect(server.getRequests.map { $0.header("Range") } == [nil, "bytes=300000-"])
             }
@@ -261,8 +300,8 @@ struct FetchTests {
             try await withTemporaryDirectory { directory in
                 server.enqueueFaults(TestFaults(status: 503, retryAfter: "1"))
                 let started = Date()
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256A])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(Date().timeIntervalSince(started) >= 1)
                 #expect(server.getRequests.count == 2)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
@@ -271,33 +310,60 @@ struct FetchTests {
     }
 
     @Test(arguments: [
-        (404, Int32(8), 1), (401, Int32(6), 1), (407, Int32(6), 1), (500, Int32(8), 3), (429, Int32(8), 3),
+        (404, PinFetchError.Code.serverResponse, 1), (401, .authentication, 1), (407, .authentication, 1),
+        (500, .serverResponse, 3), (429, .serverResponse, 3),
     ])
-    func `an error status ends with its exit status and creates nothing`(
+    func `an error status ends with its kind and creates nothing`(
         status: Int,
-        exit: Int32,
+        code: PinFetchError.Code,
         gets: Int
     ) async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 server.faults = TestFaults(status: status)
-                let run = await self.fetch(server, into: directory, ["--retries", "2"])
-                #expect(run.status == exit)
+                let result = await self.fetch(server, into: directory, retries: 2)
+                #expect(result.error?.code == code, "\(failure(result))")
                 #expect(server.getRequests.count == gets)
                 #expect(listing(directory).isEmpty)
+            }
+        }
+    }
+
+    /// The command line's part of the test above: the kind's exit status, in the `--json` line too.
+    @Test(arguments: [(404, Int32(8)), (401, Int32(6)), (407, Int32(6)), (500, Int32(8)), (429, Int32(8))])
+    func `an error status ends with its exit status`(status: Int, exit: Int32) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                server.faults = TestFaults(status: status)
+                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()])
+                #expect(run.status == exit)
                 #expect((run.json["error"] as? [String: Any])?["exit_code"] as? Int == Int(exit))
             }
         }
     }
 
-    @Test func `a mismatch is exit 9 with both digests and leaves nothing`() async throws {
+    /// The command line's part of the test below: exit 9, and both digests on standard error.
+    @Test func `a mismatch is exit 9 with both digests on standard error`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256B])
+                let run = await runCLI(
+                    Self.quiet + ["--sha256", Fixtures.sha256B, "-o", "\(directory)/out.bin", server.url()]
+                )
                 #expect(run.status == 9)
                 #expect(run.standardError.contains(Fixtures.sha256A) && run.standardError.contains(Fixtures.sha256B))
+            }
+        }
+    }
+
+    @Test func `a mismatch names both digests and leaves nothing`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256B))
+                #expect(result.error?.code == .digestMismatch, "\(failure(result))")
+                let message = result.error?.message ?? ""
+                #expect(message.contains(Fixtures.sha256A) && message.contains(Fixtures.sha256B))
                 #expect(listing(directory).isEmpty)
-                #expect(run.int("restarts") == 0)
+                #expect(result.restarts == 0)
             }
         }
     }
@@ -305,25 +371,25 @@ struct FetchTests {
     @Test func `without a pin the digest is still computed and reported`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                let run = await self.fetch(server, into: directory)
-                #expect(run.status == 0)
-                #expect(run.string("sha256") == Fixtures.sha256A)
+                let result = await self.fetch(server, into: directory)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.algorithm == .sha256 && result.digest == Fixtures.sha256A)
             }
         }
     }
 
     @Test func `a SHA-512 pin is checkpointed and resumed too`() async throws {
-        let pin = "sha512:" + Fixtures.sha512(Fixtures.a)
+        let pin = try Pin(parsing: "sha512:" + Fixtures.sha512(Fixtures.a))
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in
-                #expect(
-                    await self.interruptedRun(server, into: directory, at: 400_000, ["--checksum", pin]).status == 4
-                )
-                let run = await self.fetch(server, into: directory, ["--checksum", pin])
-                #expect(run.status == 0)
-                #expect(run.int("resumed_from") == 400_000)
-                #expect(run.int("rehashed_bytes") == 0)
-                #expect(run.string("sha512") == Fixtures.sha512(Fixtures.a))
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000, pin: pin)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
+                let result = await self.fetch(server, into: directory, pin: pin)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.resumedFrom == 400_000)
+                #expect(result.rehashedBytes == 0)
+                #expect(result.algorithm == .sha512)
+                #expect(result.digest == Fixtures.sha512(Fixtures.a))
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
             }
         }
@@ -332,8 +398,8 @@ struct FetchTests {
     @Test func `a zero-byte file is created and verified without a Range`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: [], etag: "\"empty\"")) { server in
             try await withTemporaryDirectory { directory in
-                let run = await self.fetch(server, into: directory, ["--sha256", Fixtures.sha256([])])
-                #expect(run.status == 0)
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256([])))
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(contents("\(directory)/out.bin") == [])
                 #expect(server.requests.allSatisfy { $0.header("Range") == nil })
             }
@@ -364,12 +430,10 @@ struct FetchTests {
     /// Dead host: a name that does not resolve, with one retry.
     @Test func `a retry after a host that did not resolve repeats the network error, exit 4`() async throws {
         try await withTemporaryDirectory { directory in
-            let run = await runCLI(
-                quietOnce + ["--retries", "1", "-o", "\(directory)/o", "http://nonexist.invalid/x"]
-            )
-            #expect(run.status == 4, "\(run.standardError)")
-            #expect(!run.standardError.contains("bad argument"))
-            #expect(run.int("attempts") == 2)
+            let result = await Fetcher.immediate(retries: 1).run("http://nonexist.invalid/x", to: "\(directory)/o")
+            #expect(result.error?.code == .network, "\(failure(result))")
+            #expect(result.error?.message.contains("bad argument") == false)
+            #expect(result.attempts == 2)
         }
     }
 }

@@ -37,19 +37,18 @@ struct LargeFileTests {
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/large.bin"
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: Self.dropAt))
-                let first = await runCLI([
-                    "-q", "--json", "--retries", "0", "--sha256", expected, "-o", output, server.url(),
-                ])
-                #expect(first.status == 4)
+                let pin = try Pin(sha256Hex: expected)
+                let first = await Fetcher.immediate(retries: 0).run(server.url(), to: output, verifying: pin)
+                #expect(first.error?.code == .network, "\(failure(first))")
                 let checkpoint = try #require(CheckpointFile.read(output + ".part.state")?.durable.first)
                 #expect(checkpoint.offset == Int64(Self.dropAt))
                 #expect(checkpoint.totalLength == Int64(Self.length))
 
-                let second = await runCLI(["-q", "--json", "--sha256", expected, "-o", output, server.url()])
-                #expect(second.status == 0)
-                #expect(second.int("resumed_from") == Self.dropAt)
-                #expect(second.int("downloaded_bytes") == Self.length - Self.dropAt)
-                #expect(second.int("bytes") == Self.length)
+                let second = await Fetcher.immediate().run(server.url(), to: output, verifying: pin)
+                #expect(second.error == nil, "\(failure(second))")
+                #expect(second.resumedFrom == Int64(Self.dropAt))
+                #expect(second.downloadedBytes == Int64(Self.length - Self.dropAt))
+                #expect(second.bytes == Int64(Self.length))
                 #expect(server.getRequests.last?.header("Range") == "bytes=\(Self.dropAt)-")
                 let size = try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int
                 #expect(size == Self.length)

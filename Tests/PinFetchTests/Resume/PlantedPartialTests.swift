@@ -11,6 +11,18 @@ import Testing
 struct PlantedPartialTests {
     static let resource = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
 
+    /// One attempt, as `--retries 0` is.
+    static var once: FetchOptions {
+        var options = FetchOptions()
+        options.retries = 0
+        return options
+    }
+
+    /// What a result shows of its URLs and failure: where a secret must never be.
+    static func shown(_ result: FetchResult) -> String {
+        ([result.url, result.source ?? "", failure(result)] + result.mirrors.map(\.url)).joined(separator: " ")
+    }
+
     /// A valid checkpoint for the first 400,000 bytes beside `output`, and no `.part` yet: the
     /// test plants something there.
     static func leaveCheckpointWithoutPartial(for output: String, from server: TestHTTPServer) throws {
@@ -114,18 +126,18 @@ struct PlantedPartialTests {
                 for round in 0..<6 {
                     try await withTemporaryDirectory { directory in
                         let x = "\(directory)/x"
-                        let quiet = ["-q", "--json", "--retries", "0"]
-                        async let first = runCLI(quiet + ["--sha256", Fixtures.sha256A, "-o", x, serverA.url()])
+                        let once = Fetcher(options: Self.once)
+                        let pinA = try Pin(sha256Hex: Fixtures.sha256A)
+                        let pinB = try Pin(sha256Hex: Fixtures.sha256B)
+                        async let first = once.run(serverA.url(), to: x, verifying: pinA)
                         try await Task.sleep(for: .milliseconds(25 * round))
-                        async let second = runCLI(
-                            quiet + ["--sha256", Fixtures.sha256B, "-o", x + ".part", serverB.url()]
-                        )
+                        async let second = once.run(serverB.url(), to: x + ".part", verifying: pinB)
                         let (a, b) = await (first, second)
-                        #expect([0, 3].contains(a.status), "round \(round): \(a.standardError)")
-                        #expect(b.status == 0, "round \(round): \(b.standardError)")
+                        #expect([nil, .fileIO].contains(a.error?.code), "round \(round): \(failure(a))")
+                        #expect(b.error == nil, "round \(round): \(failure(b))")
                         let held = contents(x)
                         #expect(held == nil || held == Fixtures.a, "round \(round): x holds bytes that are not A's")
-                        #expect(a.status != 0 || held == Fixtures.a, "round \(round): exit 0 without A at x")
+                        #expect(a.error != nil || held == Fixtures.a, "round \(round): success without A at x")
                     }
                 }
             }
@@ -141,15 +153,15 @@ struct PlantedPartialTests {
             try await withTemporaryDirectory { directory in
                 let x = "\(directory)/x"
                 let held = try DestinationLock(path: x + ".part.lock", timeout: 0)
-                let waited = await runCLI([
-                    "-q", "--lock-timeout", "0.3", "--sha256", Fixtures.sha256B, "-o", x + suffix, server.url(),
-                ])
-                #expect(waited.status == 10, "\(waited.standardError)")
+                let pin = try Pin(sha256Hex: Fixtures.sha256B)
+                let impatient = Fetcher.immediate { $0.lockTimeout = 0.3 }
+                let waited = await impatient.run(server.url(), to: x + suffix, verifying: pin)
+                #expect(waited.error?.code == .destinationLocked, "\(failure(waited))")
                 #expect(server.requests.isEmpty)
                 #expect(!FileManager.default.fileExists(atPath: x + suffix))
                 held.release()
-                let ran = await runCLI(["-q", "--sha256", Fixtures.sha256B, "-o", x + suffix, server.url()])
-                #expect(ran.status == 0, "\(ran.standardError)")
+                let ran = await Fetcher().run(server.url(), to: x + suffix, verifying: pin)
+                #expect(ran.error == nil, "\(failure(ran))")
                 #expect(contents(x + suffix) == Fixtures.b)
                 #expect(listing(directory) == ["x" + suffix])  // no lock file left behind
             }
@@ -173,10 +185,10 @@ struct PlantedPartialTests {
                 case "link": try FileManager.default.createSymbolicLink(atPath: state, withDestinationPath: target)
                 default: try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
                 }
-                let run = await runCLI(["-q", "--json", "--retries", "0", "-o", output, server.url()])
-                #expect(run.elapsed < 10)  // a FIFO is never opened to wait on
-                #expect(run.status == 3)
-                #expect(run.standardError.contains("\(state) is not a regular file"), "\(run.standardError)")
+                let result = await Fetcher.immediate(retries: 0).run(server.url(), to: output)
+                #expect(result.elapsedSeconds < 10)  // a FIFO is never opened to wait on
+                #expect(result.error?.code == .fileIO, "\(failure(result))")
+                #expect(result.error?.message.contains("\(state) is not a regular file") == true, "\(failure(result))")
                 #expect(server.requests.isEmpty)
                 #expect(FileSystem.exists(state) && !FileSystem.exists(output))
                 #expect(contents(target) == Array("keep".utf8))
@@ -226,25 +238,45 @@ struct PlantedPartialTests {
                     with: "http://user:PWSECRET@"
                 )
                 let output = "\(directory)/out.bin"
-                let arguments = ["-q", "--json", "--retries", "0", "-o", output, url]
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                let first = await runCLI(arguments)
-                #expect(first.status == 4)
+                let first = await Fetcher(options: Self.once).run(url, to: output)
+                #expect(first.error?.code == .network, "\(failure(first))")
                 let state = String(decoding: try #require(contents(output + ".part.state")), as: UTF8.self)
                 #expect(!state.contains("SECRET"))
                 #expect(state.contains("user:***@") && state.contains("X-Amz-Signature=***&v=1"))
-                #expect(!first.standardOutput.contains("SECRET") && !first.standardError.contains("SECRET"))
+                #expect(!Self.shown(first).contains("SECRET"), "\(Self.shown(first))")
                 for sidecar in [".part", ".part.state"] {
                     let mode = try FileManager.default.attributesOfItem(atPath: output + sidecar)[.posixPermissions]
                     #expect(mode as? Int == 0o600, "\(sidecar)")
                 }
-                let second = await runCLI(["-q", "--json", "--sha256", Fixtures.sha256A, "-o", output, url])
-                #expect(second.status == 0)
-                #expect(second.int("resumed_from") == 400_000)
-                #expect(!second.standardOutput.contains("SECRET"))
+                let second = await Fetcher().run(url, to: output, verifying: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(second.error == nil, "\(failure(second))")
+                #expect(second.resumedFrom == 400_000)
+                #expect(!Self.shown(second).contains("SECRET"), "\(Self.shown(second))")
                 #expect(contents(output) == Fixtures.a)
                 let mode = try FileManager.default.attributesOfItem(atPath: output)[.posixPermissions] as? Int
                 #expect(mode == Int(FileSystem.creationMode))
+            }
+        }
+    }
+
+    /// The command line's part of the test above: what it prints of the two runs (the `--json`
+    /// lines, the errors) holds no secret of the URL either.
+    @Test func `secrets stay out of what the command line prints`() async throws {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            try await withTemporaryDirectory { directory in
+                let url = server.url("/file?X-Amz-Signature=SIGSECRET&v=1").replacingOccurrences(
+                    of: "http://",
+                    with: "http://user:PWSECRET@"
+                )
+                let output = "\(directory)/out.bin"
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                let first = await runCLI(["-q", "--json", "--retries", "0", "-o", output, url])
+                #expect(first.status == 4)
+                #expect(!first.standardOutput.contains("SECRET") && !first.standardError.contains("SECRET"))
+                let second = await runCLI(["-q", "--json", "--sha256", Fixtures.sha256A, "-o", output, url])
+                #expect(second.status == 0)
+                #expect(!second.standardOutput.contains("SECRET"))
             }
         }
     }
@@ -258,10 +290,9 @@ struct PlantedPartialTests {
                 for name in ["x.part.cache", "x.part.state.tmp"] {
                     try Data("mine".utf8).write(to: URL(filePath: "\(directory)/\(name)"))
                 }
-                let run = await runCLI(
-                    quietOnce + ["--sha256", Fixtures.sha256A, "-o", "\(directory)/x", server.url()]
-                )
-                #expect(run.status == 0)
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let result = await Fetcher.immediate(retries: 0).run(server.url(), to: "\(directory)/x", verifying: pin)
+                #expect(result.error == nil, "\(failure(result))")
                 #expect(listing(directory) == ["x", "x.part.cache", "x.part.state.tmp"])
             }
         }

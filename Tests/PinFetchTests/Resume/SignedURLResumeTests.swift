@@ -1,4 +1,5 @@
 import Foundation
+import PinFetch
 import Testing
 
 /// A signed URL's secret is in no sidecar and decides nothing: a partial from one signed URL is
@@ -15,13 +16,14 @@ struct SignedURLResumeTests {
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/o"
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                let first = await runCLI(quietOnce + ["-o", output, server.url("/get?key=SECRETKEYA")])
-                #expect(first.status == 4, "\(first.standardError)")
+                let once = Fetcher.immediate(retries: 0)
+                let first = await once.run(server.url("/get?key=SECRETKEYA"), to: output)
+                #expect(first.error?.code == .network, "\(failure(first))")
                 let state = try #require(FileManager.default.contents(atPath: output + ".part.state"))
                 #expect(!String(decoding: state, as: UTF8.self).contains("SECRETKEYA"))
                 server.resource = TestResource(body: Fixtures.b, lastModified: Self.modified)
-                let second = await runCLI(quietOnce + ["-o", output, server.url("/get?key=SECRETKEYB")])
-                #expect(second.status == 0, "\(second.standardError)")
+                let second = await once.run(server.url("/get?key=SECRETKEYB"), to: output)
+                #expect(second.error == nil, "\(failure(second))")
                 #expect(server.getRequests.last?.header("Range") == nil)
                 #expect(fileHolds(output, Fixtures.b))
             }
@@ -35,18 +37,19 @@ struct SignedURLResumeTests {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/o"
-                let pin = ["--sha256", Fixtures.sha256A]
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let once = Fetcher.immediate(retries: 0)
                 server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                let first = await runCLI(quietOnce + pin + ["-o", output, server.url("/f?X-Amz-Signature=SIGONE")])
-                #expect(first.status == 4, "\(first.standardError)")
+                let first = await once.run(server.url("/f?X-Amz-Signature=SIGONE"), to: output, verifying: pin)
+                #expect(first.error?.code == .network, "\(failure(first))")
                 let state = String(
                     decoding: try #require(FileManager.default.contents(atPath: output + ".part.state")),
                     as: UTF8.self
                 )
                 #expect(!state.contains("SIGONE") && !state.contains("urlDigest"))
-                let second = await runCLI(quietOnce + pin + ["-o", output, server.url("/f?X-Amz-Signature=SIGTWO")])
-                #expect(second.status == 0, "\(second.standardError)")
-                #expect(second.int("resumed_from") == 400_000)
+                let second = await once.run(server.url("/f?X-Amz-Signature=SIGTWO"), to: output, verifying: pin)
+                #expect(second.error == nil, "\(failure(second))")
+                #expect(second.resumedFrom == 400_000)
                 #expect(server.getRequests.last?.header("Range") == "bytes=400000-")
                 #expect(fileHolds(output, Fixtures.a))
             }
