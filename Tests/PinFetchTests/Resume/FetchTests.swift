@@ -4,10 +4,8 @@ import Testing
 @testable import PinFetch
 
 /// The single-file fetch against the in-process server: bytes on disk, digests, error kinds
-/// and the requests the server saw (and, through the command line, its exit statuses).
+/// and the requests the server saw (the exit statuses they become: ``ExitStatusTests``).
 struct FetchTests {
-    static let quiet = ["-q", "--json", "--retry-delay", "0"]
-
     /// Fixture A under a strong ETag.
     static var resourceA: TestResource { TestResource(body: Fixtures.a, etag: Fixtures.etagA) }
 
@@ -85,19 +83,6 @@ struct FetchTests {
                 #expect(resumeRequest.header("Range") == "bytes=400000-")
                 #expect(resumeRequest.header("If-Range") == Fixtures.etagA)
                 #expect(listing(directory) == ["out.bin"])
-            }
-        }
-    }
-
-    /// The command line's part of the test above: exit 4, and a `--json` line of a failed file.
-    @Test func `an interrupted run is exit 4 with a failed file's --json line`() async throws {
-        try await withTestHTTPServer(serving: Self.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
-                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == 4)
-                #expect(run.string("status") == "failed")
-                #expect((run.json["error"] as? [String: Any])?["exit_code"] as? Int == 4)
             }
         }
     }
@@ -325,32 +310,6 @@ struct FetchTests {
                 #expect(result.error?.code == code, "\(failure(result))")
                 #expect(server.getRequests.count == gets)
                 #expect(listing(directory).isEmpty)
-            }
-        }
-    }
-
-    /// The command line's part of the test above: the kind's exit status, in the `--json` line too.
-    @Test(arguments: [(404, Int32(8)), (401, Int32(6)), (407, Int32(6)), (500, Int32(8)), (429, Int32(8))])
-    func `an error status ends with its exit status`(status: Int, exit: Int32) async throws {
-        try await withTestHTTPServer(serving: Self.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                server.faults = TestFaults(status: status)
-                let run = await runCLI(Self.quiet + ["--retries", "0", "-o", "\(directory)/out.bin", server.url()])
-                #expect(run.status == exit)
-                #expect((run.json["error"] as? [String: Any])?["exit_code"] as? Int == Int(exit))
-            }
-        }
-    }
-
-    /// The command line's part of the test below: exit 9, and both digests on standard error.
-    @Test func `a mismatch is exit 9 with both digests on standard error`() async throws {
-        try await withTestHTTPServer(serving: Self.resourceA) { server in
-            try await withTemporaryDirectory { directory in
-                let run = await runCLI(
-                    Self.quiet + ["--sha256", Fixtures.sha256B, "-o", "\(directory)/out.bin", server.url()]
-                )
-                #expect(run.status == 9)
-                #expect(run.standardError.contains(Fixtures.sha256A) && run.standardError.contains(Fixtures.sha256B))
             }
         }
     }
