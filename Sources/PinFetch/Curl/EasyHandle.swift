@@ -88,6 +88,7 @@ final class EasyHandle: @unchecked Sendable {
                 opensFile: request.opensFile,
                 ownConnection: request.ownConnection
             )
+            channel.answerTimeout = request.answerTimeout
             let context = Unmanaged.passUnretained(channel).toOpaque()
             var setup = CURLE_OK
             func set(_ result: CURLcode) { if setup == CURLE_OK { setup = result } }
@@ -244,6 +245,14 @@ final class EasyHandle: @unchecked Sendable {
                 reusedConnection: reusedConnection
             )
         }
+        if let channel, channel.unanswered, let seconds = request.answerTimeout {
+            return TransferOutcome(
+                code: Int(code.rawValue),
+                message: "no answer within \(Text.number(seconds)) s of connecting",
+                category: .network,
+                reusedConnection: reusedConnection
+            )
+        }
         if delegate.stalled {
             let seconds = request.stallTimeout ?? 0
             return TransferOutcome(
@@ -300,6 +309,7 @@ final class EasyHandle: @unchecked Sendable {
         deadline: ContinuousClock.Instant?
     ) -> CURLcode {
         self.engine.submit(self.raw, channel)
+        let answerLimit = channel.answerTimeout.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
         var abortedWith: CURLcode?
         func abort(_ code: CURLcode) {
             guard abortedWith == nil else { return }
@@ -324,6 +334,12 @@ final class EasyHandle: @unchecked Sendable {
             // before it connects.
             if abortedWith == nil, delegate.isCancelled { abort(CURLE_ABORTED_BY_CALLBACK) }
             if abortedWith == nil, let deadline, ContinuousClock.now >= deadline + .milliseconds(20) {
+                abort(CURLE_OPERATION_TIMEDOUT)
+            }
+            if abortedWith == nil, let limit = answerLimit, delegate.head == nil, let since = batch.connectedAt,
+                ContinuousClock.now - since >= limit
+            {
+                channel.unanswered = true
                 abort(CURLE_OPERATION_TIMEDOUT)
             }
             // Progress is what libcurl received plus what was taken from the queue: over HTTP/2

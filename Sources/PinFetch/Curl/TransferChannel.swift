@@ -44,6 +44,10 @@ final class TransferChannel: @unchecked Sendable {
     var connection: String?
     /// Whether libcurl made a socket for this transfer (it tried to connect, not only waited).
     var triedConnecting = false
+    /// ``TransferRequest/answerTimeout``, and whether the transfer was abandoned for it: both only
+    /// touched by the waiting thread.
+    var answerTimeout: Double?
+    var unanswered = false
     /// Whether this is its file's first request (``TransferRequest/opensFile``).
     let opensFile: Bool
     /// Whether it asks over a connection of its own (``TransferRequest/ownConnection``).
@@ -72,6 +76,8 @@ final class TransferChannel: @unchecked Sendable {
     private var queuedBytes = 0
     private var paused = false
     private var aborted = false
+    /// When the transfer took its connection (``noteConnected()``).
+    private var connectedAt: ContinuousClock.Instant?
     /// Body bytes libcurl reports for the request so far (`dlnow`), or `-1` before its first report.
     private var received: Int64 = -1
     /// The transfer's `CURLcode` once libcurl (or the engine) ended it, and why when the engine
@@ -180,6 +186,8 @@ final class TransferChannel: @unchecked Sendable {
         var finished: CURLcode?
         /// Set when the transfer was paused and may go on now: the caller asks the engine to.
         var resume: Bool
+        /// When the transfer took its connection, once it had one.
+        var connectedAt: ContinuousClock.Instant?
     }
 
     /// Waits up to `seconds` for events or the end, and takes what is there.
@@ -192,7 +200,21 @@ final class TransferChannel: @unchecked Sendable {
         self.queuedBytes = 0
         let resume = self.paused
         self.paused = false
-        return Batch(events: events, received: self.received, finished: self.finished, resume: resume)
+        return Batch(
+            events: events,
+            received: self.received,
+            finished: self.finished,
+            resume: resume,
+            connectedAt: self.connectedAt
+        )
+    }
+
+    /// Notes that the transfer has its connection now, its request about to go out (on the
+    /// engine's thread).
+    func noteConnected() {
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        if self.connectedAt == nil { self.connectedAt = .now }
     }
 
     /// Stops the transfer at its next callback; queued and later events are dropped.

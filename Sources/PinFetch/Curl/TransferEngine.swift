@@ -314,6 +314,7 @@ final class TransferEngine: @unchecked Sendable {
     func took(_ channel: TransferChannel, local: String, localPort: Int, peer: String, peerPort: Int) {
         let name = ConnectionLedger.name(local: local, localPort: localPort, peer: peer, peerPort: peerPort)
         channel.connection = name
+        channel.noteConnected()
         self.ledger.taken(name)
     }
 

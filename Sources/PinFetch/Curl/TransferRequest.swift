@@ -23,6 +23,10 @@ struct TransferRequest {
     var minimumRate: Int?
     /// Seconds the whole request may take (`CURLOPT_TIMEOUT_MS`), or `nil` for no limit.
     var timeout: Double?
+    /// Seconds after the request took its connection within which the response's head must
+    /// have come, or the transfer is abandoned (a ``TransferOutcome/Category/network`` outcome);
+    /// `nil` for no such bound. For an advisory request (`HEAD`) that must not hold the fetch.
+    var answerTimeout: Double?
     /// Open a new connection instead of reusing one this handle keeps (`CURLOPT_FRESH_CONNECT`), e.g. to
     /// retry a protocol failure seen on a reused connection (``TransferOutcome/reusedConnection``). Other
     /// kept connections stay in the handle.

@@ -84,6 +84,8 @@ struct Requester: Sendable {
             request.freshConnection = freshConnection && hops == 0
             request.opensFile = opensFile && hops == 0
             request.ownConnection = ownConnection
+            // HEAD is advisory: a server that never answers it must not hold the GET.
+            if method == .head { request.answerTimeout = Self.headAnswerTimeout }
             if self.reporter.isListening {
                 self.reporter.report(
                     .request(
@@ -128,6 +130,10 @@ struct Requester: Sendable {
             delegate.prepareForNextResponse()
         }
     }
+
+    /// Seconds after its connection is up within which a `HEAD` must be answered, or the fetch
+    /// goes on without it (its stall timeout would hold every run for a minute).
+    static let headAnswerTimeout = 5.0
 
     /// The lower-cased field name of a header line `Name: value`.
     static func fieldName(of line: String) -> String {

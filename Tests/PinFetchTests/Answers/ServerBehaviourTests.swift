@@ -33,6 +33,31 @@ struct ServerBehaviourTests {
         }
     }
 
+    /// A HEAD that is never answered (a server or middlebox that drops HEAD): HEAD is advisory,
+    /// so it is given up a few seconds after its connection is up, not after the stall timeout,
+    /// and the GET resumes the partial.
+    @Test func `a HEAD that never answers is given up, and the GET resumes the partial`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.faults = TestFaults(silentHead: true)
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                #expect(await self.fetch(server, into: directory, retries: 0).error?.code == .network)
+                let result = await Fetcher.immediate { $0.stallTimeout = 120 }.run(
+                    server.url(),
+                    to: "\(directory)/out.bin",
+                    verifying: try Self.pinA
+                )
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.resumedFrom == 400_000)
+                #expect(server.requests.map(\.method) == ["GET", "HEAD", "GET"])
+                #expect(server.getRequests.last?.header("If-Range") == Fixtures.etagA)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                // The HEAD's own bound ended it, long before the stall timeout would have.
+                #expect(result.elapsedSeconds < 60)
+            }
+        }
+    }
+
     @Test func `a HEAD length that disagrees with the GET does not decide completeness`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             server.handler = { request, _ in

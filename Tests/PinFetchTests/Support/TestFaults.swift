@@ -23,6 +23,8 @@ struct TestFaults: Sendable {
     var multipartRanges: Bool = false
     /// Answer HEAD with this status (e.g. 405, 403, 501) and no validators.
     var headStatus: Int? = nil
+    /// Answer nothing to HEAD: the connection stays open and silent (GETs are answered).
+    var silentHead: Bool = false
     /// Send the body gzip-encoded (`Content-Encoding: gzip`) when the request's Accept-Encoding allows it.
     /// Ranges then apply to the gzip bytes. HEAD mirrors the GET headers.
     var gzip: Bool = false

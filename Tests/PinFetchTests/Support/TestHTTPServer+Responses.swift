@@ -10,6 +10,7 @@ extension TestHTTPServer {
         _ resource: TestResource,
         _ faults: TestFaults
     ) -> Ending {
+        if faults.silentHead { return .stall }
         if let status = faults.headStatus {
             var extra: [(name: String, value: String)] = []
             if status == 405 {
