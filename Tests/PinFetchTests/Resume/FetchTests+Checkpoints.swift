@@ -188,4 +188,45 @@ extension FetchTests {
             }
         }
     }
+
+    /// A partial of one URL, then a run of the same destination from another URL that never
+    /// answers: without a pin the partial cannot move there, but it stays resumable for its own.
+    @Test func `a partial of another URL stays until an answer replaces it`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
+                try await Nginx.withRefusingPort { port in
+                    let elsewhere = await Fetcher.immediate(retries: 0).run(
+                        "http://127.0.0.1:\(port)/out.bin",
+                        to: "\(directory)/out.bin"
+                    )
+                    #expect(elsewhere.error?.code == .network, "\(failure(elsewhere))")
+                }
+                #expect(FileSystem.size(of: "\(directory)/out.bin.part") == 400_000)
+                let result = await self.fetch(server, into: directory)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.resumedFrom == 400_000)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    /// The same, when the other URL answers: its body replaces the partial from byte 0.
+    @Test func `an answer from another URL replaces the partial from byte 0`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTestHTTPServer(serving: TestResource(body: Fixtures.b, etag: Fixtures.etagB)) { other in
+                try await withTemporaryDirectory { directory in
+                    let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                    #expect(cut.error?.code == .network, "\(failure(cut))")
+                    let result = await Fetcher.immediate().run(other.url(), to: "\(directory)/out.bin")
+                    #expect(result.error == nil, "\(failure(result))")
+                    #expect(result.resumedFrom == 0)
+                    #expect(other.getRequests.map { $0.header("Range") } == [nil])
+                    #expect(contents("\(directory)/out.bin") == Fixtures.b)
+                    #expect(listing(directory) == ["out.bin"])
+                }
+            }
+        }
+    }
 }

@@ -80,6 +80,9 @@ struct SegmentedMirrorTests {
                 #expect(SegmentedDownloadTests.holds(output, Self.body))
                 #expect(!other.getRequests.isEmpty)
                 #expect(result.source == first.url())
+                // The mirror whose pieces were wrong says so; the one whose bytes matched, ok.
+                let outcomes = result.mirrors.map { "\($0.url) \($0.outcome)" }
+                #expect(outcomes == ["\(first.url()) ok", "\(other.url()) mismatch"])
                 #expect(listing(directory) == ["f"])
             }
         }

@@ -119,7 +119,10 @@ extension MirrorSource {
         if let ceiling = end.helperCeiling { self.segmentPolicy.helperCeiling = ceiling }
         for (mirror, outcome) in end.otherMirrors {
             self.mirrors.note(mirror, outcome)
-            if outcome == "ok" { self.segmentPolicy.piecesFrom = .severalMirrors }
+            if outcome == "ok" {
+                self.segmentPolicy.piecesFrom = .severalMirrors
+                self.pieceMirrors.insert(mirror)
+            }
         }
         if end.helperBytes > 0, self.segmentPolicy.piecesFrom == nil {
             self.segmentPolicy.piecesFrom = .severalConnections

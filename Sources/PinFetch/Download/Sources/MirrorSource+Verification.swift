@@ -17,6 +17,9 @@ extension MirrorSource {
             guard let mismatch = check.mismatch(of: digest) else {
                 try self.placeVerified()
                 if self.attempts > 0 { self.mirrors.note(self.mirrors.current, "ok") }
+                for suspect in self.suspects.subtracting([self.mirrors.current]).sorted() {
+                    self.mirrors.note(suspect, "mismatch")
+                }
                 return digest
             }
             if self.attempts > 0 { self.mirrors.note(self.mirrors.current, "mismatch") }
@@ -67,6 +70,8 @@ extension MirrorSource {
                     case nil: "checksum mismatch after a resume"
                     }
                 self.reporter.report(.restarted(path: self.destination, reason: reason))
+                if self.segmentPolicy.piecesFrom == .severalMirrors { self.suspects.formUnion(self.pieceMirrors) }
+                self.pieceMirrors = []
                 try self.partial.startOver()
                 self.partial.restartPending = false
                 self.segmentPolicy.stopped = oneStream

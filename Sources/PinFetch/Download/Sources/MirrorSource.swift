@@ -20,6 +20,11 @@ final class MirrorSource: Source {
     var expected: AttemptPlan.Expectation?
     /// GETs made so far.
     var attempts = 0
+    /// Mirrors other than the current one whose pieces the partial took (a segmented phase).
+    var pieceMirrors: Set<Int> = []
+    /// Mirrors whose pieces were in a partial that did not match the pin: once one mirror's
+    /// bytes alone match it, theirs were the wrong ones (`--json` `mirrors`: `mismatch`).
+    var suspects: Set<Int> = []
     let requests: FileRequests
     let pin: Pin?
     let destination: String
@@ -107,7 +112,9 @@ final class MirrorSource: Source {
             if reason != .noPartial {
                 self.reporter.decide("partial not resumed: \(reason.rawValue); starting from byte 0")
             }
-            try self.partial.discard()
+            // A partial of another URL is still sound for that URL: it stays until an answer
+            // replaces it, so a URL that never answers costs none of it (Architecture, "Mirrors").
+            if reason != .differentURL { try self.partial.discard() }
             return try self.download()
         }
         // A decision to keep the partial was made from its checkpoint.
