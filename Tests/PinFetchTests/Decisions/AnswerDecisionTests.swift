@@ -48,8 +48,26 @@ struct AnswerDecisionTests {
             expected: .replace(end: 1000, totalLength: 1000)
         ),
         Case(
-            label: "200 to a ranged request: the whole representation again",
+            label: "200 to a ranged request with the If-Range ETag (a CDN that drops Range): continued",
             head: head(200, [etagField, ("Content-Length", "1000")]),
+            context: ranged,
+            expected: .append(skip: 400, end: 1000, totalLength: 1000)
+        ),
+        Case(
+            label: "200 to a ranged request with the If-Range ETag, chunked: it may be a slice, so from byte 0",
+            head: head(200, [etagField]),
+            context: ranged,
+            expected: .replaceExpecting(length: 1000)
+        ),
+        Case(
+            label: "200 with the If-Range ETag when the length was never known: from byte 0",
+            head: head(200, [etagField, ("Content-Length", "1000")]),
+            context: AnswerContext(requestedOffset: 400, validator: strong),
+            expected: .replace(end: 1000, totalLength: 1000)
+        ),
+        Case(
+            label: "200 to a ranged request with a weak ETag of the same value: the whole again",
+            head: head(200, [("ETag", "W/" + AnswerDecisionTests.etag), ("Content-Length", "1000")]),
             context: ranged,
             expected: .replace(end: 1000, totalLength: 1000)
         ),
