@@ -12,9 +12,10 @@ internal import CCurl
 /// took them. So a slow disk, a full hashing pipeline or `--limit-rate` slow one transfer, never
 /// the event loop or the other transfers.
 ///
-/// `@unchecked Sendable`: the queue's fields are guarded by `condition`; the transfer's facts
-/// (``connection``, ``errorText``) are written on the engine's thread before ``finish(_:message:)``
-/// and read by the waiting thread after it.
+/// `@unchecked Sendable`: the queue's fields (and when the transfer took its connection) are
+/// guarded by `condition`; the transfer's facts (``connection``, ``errorText``) are written on the
+/// engine's thread before ``finish(_:message:)`` and read by the waiting thread after it;
+/// ``answerTimeout`` and ``unanswered`` are the waiting thread's alone.
 final class TransferChannel: @unchecked Sendable {
     enum Event {
         /// One header line as libcurl gave it (with its line end).
