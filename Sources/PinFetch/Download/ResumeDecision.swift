@@ -67,10 +67,14 @@ enum ResumeDecision: Hashable, Sendable {
         if let length = probe.length {
             if let total = checkpoint.totalLength, total != length { return .startOver(.lengthChanged) }
             if checkpoint.offset > length { return .startOver(.localLarger) }
-            // HEAD is advisory: it confirms a length the checkpoint knew, it never supplies one.
+            // HEAD is advisory: it confirms a length the checkpoint knew, it never supplies one;
+            // with a pin it may (a body that had no Content-Length, cut right after its last
+            // byte), since the pin decides and a ranged GET at the end of the file would only
+            // meet a 416, which some servers break.
             if checkpoint.offset == length, same == true || unvalidated, checkpoint.totalLength == length {
                 return .finalize
             }
+            if checkpoint.offset == length, pinned, same != false, checkpoint.totalLength == nil { return .finalize }
         }
         return .resume(from: checkpoint.offset)
     }

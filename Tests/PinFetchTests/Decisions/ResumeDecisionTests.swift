@@ -139,6 +139,21 @@ struct ResumeDecisionTests {
             expected: .resume(from: 1000)
         ),
         Case(
+            label: "the same with a pin: finalize, the pin decides (no ranged GET at the end of the file)",
+            checkpoint: Self.checkpoint(totalLength: nil, offset: 1000),
+            partialSize: 1000,
+            pinned: true,
+            expected: .finalize
+        ),
+        Case(
+            label: "the same with a pin but HEAD's length is longer: resume",
+            checkpoint: Self.checkpoint(totalLength: nil, offset: 1000),
+            partialSize: 1000,
+            probe: Probe(length: 1200, validator: Self.strong),
+            pinned: true,
+            expected: .resume(from: 1000)
+        ),
+        Case(
             label: "remote length equal, probe without validator: the GET decides",
             checkpoint: Self.checkpoint(offset: 1000),
             partialSize: 1000,

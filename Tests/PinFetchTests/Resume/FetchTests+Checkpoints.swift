@@ -229,4 +229,49 @@ extension FetchTests {
             }
         }
     }
+
+    /// A run killed right after the last byte of a body without `Content-Length` left a partial
+    /// holding every byte, its checkpoint knowing no total. With a pin, a `HEAD` length equal to
+    /// it is enough: the pin decides, and no ranged GET at the end of the file meets a `416`
+    /// (which some servers break).
+    @Test func `a pinned partial as long as HEAD says is finalized without a GET`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                try writePartial(
+                    Fixtures.a[...],
+                    of: nil,
+                    to: "\(directory)/out.bin",
+                    url: server.url(),
+                    etag: Fixtures.etagA
+                )
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(server.requests.map(\.method) == ["HEAD"])
+                #expect(result.downloadedBytes == 0)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                #expect(listing(directory) == ["out.bin"])
+            }
+        }
+    }
+
+    /// The same partial with a pin it does not match (the HEAD's length was a lie, or the bytes
+    /// another file's): the pin decides, and one download from byte 0 gets the pinned file.
+    @Test func `a partial finalized on HEAD's length that misses the pin is downloaded again`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let other = Array(Fixtures.a.map { $0 ^ 0x5A })
+                try writePartial(
+                    other[...],
+                    of: nil,
+                    to: "\(directory)/out.bin",
+                    url: server.url(),
+                    etag: Fixtures.etagA
+                )
+                let result = await self.fetch(server, into: directory, pin: try Pin(sha256Hex: Fixtures.sha256A))
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(server.getRequests.map { $0.header("Range") } == [nil])
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
 }

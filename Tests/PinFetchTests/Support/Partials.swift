@@ -66,9 +66,14 @@ func rewriteRecords(in path: String, _ change: (inout Checkpoint) -> Void) throw
 }
 
 /// Leaves `<destination>.part` holding `bytes` and a checkpoint at its end, as an interrupted
-/// run of a representation of `total` bytes under `etag` would.
-func writePartial(_ bytes: ArraySlice<UInt8>, of total: Int64, to destination: String, url: String, etag: String) throws
-{
+/// run of a representation of `total` bytes under `etag` would (`nil`: a body without `Content-Length`).
+func writePartial(
+    _ bytes: ArraySlice<UInt8>,
+    of total: Int64?,
+    to destination: String,
+    url: String,
+    etag: String
+) throws {
     let digest = RunningDigest(algorithm: .sha256)
     Array(bytes).withUnsafeBytes { digest.update($0) }
     try Data(bytes).write(to: URL(filePath: destination + ".part"))
