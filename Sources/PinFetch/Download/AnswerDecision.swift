@@ -54,6 +54,14 @@ enum AnswerDecision: Hashable, Sendable {
             return Self.decideRange(head, context, offset: offset)
         case 416:
             return Self.decideUnsatisfiable(head, context)
+        case 304:
+            // No request here carries If-None-Match or If-Modified-Since, the only conditions a
+            // 304 answers (RFC 9110 §15.4.5; If-Range never yields one, §13.1.5): a confused
+            // server or proxy. Once more from byte 0, without Range; a 304 to that is a failure.
+            guard context.requestedOffset != nil else {
+                return .fail(.protocolViolation, "HTTP 304 (Not Modified) to a GET without a condition")
+            }
+            return .restart("HTTP 304 (Not Modified) to a ranged GET, which asked no condition it answers")
         case 401, 407:
             return .fail(.authentication, "HTTP \(head.status) (authentication required)")
         case 408, 429, 500...599:

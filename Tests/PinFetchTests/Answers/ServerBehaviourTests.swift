@@ -58,6 +58,26 @@ struct ServerBehaviourTests {
         }
     }
 
+    /// A proxy or server that answers the ranged GET `304 Not Modified`, a condition the request
+    /// never asked: once more from byte 0 without `Range`, so a rerun does not fail the same way.
+    @Test func `a 304 to the ranged GET is answered by one GET from byte 0`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(closeAfterBodyBytes: 400_000))
+                #expect(await self.fetch(server, into: directory, retries: 0).error?.code == .network)
+                server.handler = { request, _ in
+                    guard request.method == "GET", request.header("Range") != nil else { return nil }
+                    return TestResponse(status: 304, headers: [(name: "ETag", value: Fixtures.etagA)])
+                }
+                let result = await self.fetch(server, into: directory, retries: 0, verifying: try Self.pinA)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(server.getRequests.suffix(2).map { $0.header("Range") } == ["bytes=400000-", nil])
+                #expect(result.resumedFrom == 0)
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
     @Test func `a HEAD length that disagrees with the GET does not decide completeness`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             server.handler = { request, _ in

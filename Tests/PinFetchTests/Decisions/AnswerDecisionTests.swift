@@ -40,6 +40,19 @@ struct AnswerDecisionTests {
     static let etagField = ("ETag", AnswerDecisionTests.etag)
 
     static let cases: [Case] = [
+        // 304 (a proxy or server that answers a ranged GET with Not Modified)
+        Case(
+            label: "304 to a ranged GET: once more from byte 0",
+            head: head(304, [etagField]),
+            context: ranged,
+            expected: .restart("HTTP 304 (Not Modified) to a ranged GET, which asked no condition it answers")
+        ),
+        Case(
+            label: "304 to a GET without Range: a protocol error",
+            head: head(304, [etagField]),
+            context: again,
+            expected: .fail(.protocolViolation, "HTTP 304 (Not Modified) to a GET without a condition")
+        ),
         // 200
         Case(
             label: "200 to a fresh request",
