@@ -11,7 +11,8 @@ enum GarbageCommand {
                pinfetch gc --cache-dir DIR [--max-size SIZE] [--older-than DURATION] [DIR ...]
           Removes partials pinfetch left under each DIR (default . when no cache is named), with
           their checkpoints, and the .part.cache files of killed runs, when untouched for
-          DURATION: a number and s, m, h or d (default 7d).
+          DURATION: a number and s, m, h or d (default 7d), and the private directories of
+          -o - runs that were killed, in $TMPDIR (those untouched for a minute).
           Never any other file, never one whose download is running.
           With --cache-dir (or PINFETCH_CACHE_DIR with --max-size), evicts the cache's least
           recently used entries until they take at most SIZE bytes (K, M, G: KiB, MiB, GiB; 0
@@ -109,6 +110,10 @@ enum GarbageCommand {
         )
         for partial in removed {
             output.standardOutput("removed \(Printable.text(partial.path)) (\(ProgressReporter.size(partial.bytes)))\n")
+        }
+        // Downloads to standard output that a SIGKILL left in their private directory.
+        for directory in TemporaryDirectory.collectAbandoned(prefix: StandardOutputDelivery.prefix) {
+            output.standardOutput("removed \(Printable.text(directory))\n")
         }
         let freed = removed.reduce(Int64(0)) { $0 + $1.bytes }
         let placements = removed.filter { $0.path.hasSuffix(".part.cache") }.count

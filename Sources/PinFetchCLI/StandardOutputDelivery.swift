@@ -6,19 +6,24 @@ import PinFetch
 /// only once the pin matched are the verified bytes copied to standard output, so a pipe never
 /// sees an unverified byte. A mismatch writes nothing. A reader that closes the pipe early
 /// (`| head -c 10`) ends the run with exit 3. The directory is removed in every case: a
-/// download to standard output cannot be resumed by a later run.
+/// download to standard output cannot be resumed by a later run. One a `SIGKILL` left behind is
+/// removed by the next `-o -` run or `pinfetch gc` (``HeldTemporaryDirectory``).
 struct StandardOutputDelivery {
-    /// The private directory (mode 0700) the file is downloaded into.
-    let directory: String
+    /// The prefix of the private directories in ``TemporaryDirectory/base``.
+    static let prefix = "pinfetch-stdout-"
+    /// The private directory (mode 0700) the file is downloaded into, held by this process.
+    let held: HeldTemporaryDirectory
+    var directory: String { self.held.path }
     /// Where the verified file lands before it is copied out.
     let path: String
 
     /// Makes the directory under ``TemporaryDirectory/base``, naming the file after `url`.
     /// - Throws: ``PinFetchError/Code/fileIO`` when it cannot be created.
     init(for url: String) throws(PinFetchError) {
-        self.directory = try TemporaryDirectory.make(prefix: "pinfetch-stdout-")
+        _ = TemporaryDirectory.collectAbandoned(prefix: Self.prefix)  // what killed runs left
+        self.held = try HeldTemporaryDirectory(prefix: Self.prefix)
         let name = (try? HTTPURL(url)).flatMap { try? Arguments.fileName(of: $0) } ?? "download"
-        self.path = "\(self.directory)/\(name)"
+        self.path = "\(self.held.path)/\(name)"
     }
 
     /// Copies the verified file to `write` (standard output), then returns `result` as the user
@@ -69,6 +74,6 @@ struct StandardOutputDelivery {
 
     /// Removes the directory and what is in it.
     func remove() {
-        try? FileManager.default.removeItem(atPath: self.directory)
+        self.held.remove()
     }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 @preconcurrency import Glibc
+import Synchronization
 
 /// A private directory (mode 0700, `mkdtemp`) for files of one run: an input file fetched from
 /// a URL, a download to standard output, the files `gpgv` reads.
@@ -27,5 +28,69 @@ package enum TemporaryDirectory {
             )
         }
         return String(cString: made)
+    }
+}
+
+/// A temporary directory this process holds (``TemporaryDirectory/make(prefix:)``): an exclusive
+/// `flock` on the directory's own descriptor until ``remove()``, so a later run or `pinfetch gc`
+/// that finds it (``TemporaryDirectory/collectAbandoned(prefix:)``) leaves it alone while this
+/// process lives, and removes it once a `SIGKILL` left it behind.
+package final class HeldTemporaryDirectory: Sendable {
+    package let path: String
+    /// The directory's descriptor holding the lock, `-1` once let go.
+    private let descriptor: Mutex<Int32>
+
+    /// - Throws: ``PinFetchError/Code/fileIO`` when it cannot be created.
+    package init(prefix: String) throws(PinFetchError) {
+        self.path = try TemporaryDirectory.make(prefix: prefix)
+        let descriptor = open(self.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if descriptor >= 0 { _ = flock(descriptor, LOCK_EX | LOCK_NB) }  // new: nobody else has it
+        self.descriptor = Mutex(descriptor)
+    }
+
+    /// Removes the directory and what is in it, then lets its lock go.
+    package func remove() {
+        try? FileManager.default.removeItem(atPath: self.path)
+        self.descriptor.withLock { descriptor in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
+    }
+
+    deinit { self.descriptor.withLock { if $0 >= 0 { close($0) } } }
+}
+
+extension TemporaryDirectory {
+    /// Seconds a directory must be left untouched before it is taken for abandoned: between
+    /// `mkdtemp` and its `flock` a live run's directory holds no lock yet.
+    static let abandonedAfter = 60.0
+
+    /// Removes the directories `<base>/<prefix>*` that runs killed without a chance to clean up
+    /// left: only a directory (never a link) this user owns, untouched for ``abandonedAfter``
+    /// seconds, whose lock (``HeldTemporaryDirectory``) no process holds; it is removed while
+    /// this process holds that lock.
+    /// - Returns: The paths removed.
+    package static func collectAbandoned(prefix: String) -> [String] {
+        let base = Self.base
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return [] }
+        var removed: [String] = []
+        let now = Date().timeIntervalSince1970
+        for name in names.sorted() where name.hasPrefix(prefix) {
+            let path = "\(base)/\(name)"
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
+                now - (Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9) >= Self.abandonedAfter
+            else { continue }
+            let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            var opened = stat()
+            // The lock is on the directory that was looked at, not one put in its place since.
+            guard fstat(descriptor, &opened) == 0, opened.st_ino == info.st_ino, opened.st_dev == info.st_dev,
+                flock(descriptor, LOCK_EX | LOCK_NB) == 0
+            else { continue }
+            if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append(path) }
+        }
+        return removed
     }
 }

@@ -1,0 +1,81 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+@testable import PinFetch
+
+/// What a `SIGKILL` leaves where no later run looks: the private directory of `-o -` (with up to
+/// the whole download in it) is found and removed by the next `-o -` run and by `pinfetch gc`,
+/// never while the run that made it lives.
+extension ProcessTests {
+    /// Sets the modification time of `path` `seconds` back, as if left that long ago.
+    static func backdate(_ path: String, by seconds: Double) throws {
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -seconds)],
+            ofItemAtPath: path
+        )
+    }
+
+    @Test func `a private directory a SIGKILL left behind is removed by the next run, a live one never`()
+        async throws
+    {
+        let body = Self.pseudoRandomContent(4 << 20, seed: 311)
+        try await withTestHTTPServer(serving: TestResource(body: body, etag: "\"k\"")) { server in
+            var faults = TestFaults()
+            faults.bytesPerSecond = 256 << 10
+            server.faults = faults
+            try await withTemporaryDirectory { work in
+                let temporary = try EndToEndTests.makeDirectory(work + "/tmp")
+                let environment = ["TMPDIR": temporary]
+                let killed = try self.startPinfetch(
+                    ["-o", "-", server.url()],
+                    logs: work + "/killed",
+                    environment: environment
+                )
+                defer { killed.stop() }
+                try await Self.waitUntil("a private directory with bytes in it", killed) {
+                    listing(temporary).count == 1
+                        && (Self.fileSize(temporary + "/" + listing(temporary)[0] + "/file.part") ?? 0) > 0
+                }
+                killed.signal(SIGKILL)
+                _ = try await killed.wait(timeout: .seconds(20))
+                let left = listing(temporary)
+                #expect(left.count == 1 && left[0].hasPrefix("pinfetch-stdout-"), "\(left)")
+                try Self.backdate(temporary + "/" + left[0], by: 120)
+
+                let live = try self.startPinfetch(
+                    ["-o", "-", server.url()],
+                    logs: work + "/live",
+                    environment: environment
+                )
+                defer { live.stop() }
+                try await Self.waitUntil("the next run's own directory, the killed run's gone", live) {
+                    let now = listing(temporary)
+                    return now.count == 1 && now[0] != left[0]
+                }
+                let running = listing(temporary)[0]
+                try Self.backdate(temporary + "/" + running, by: 120)
+                let gc = try ChildProcess(
+                    try EndToEndTests.pinfetchExecutable(),
+                    ["gc", try EndToEndTests.makeDirectory(work + "/nothing")],
+                    logs: work + "/gc",
+                    environment: environment
+                )
+                #expect(try await gc.wait(timeout: .seconds(60)) == .exited(0), "\(gc.transcript)")
+                #expect(listing(temporary) == [running], "a live run's directory stays: \(gc.transcript)")
+                live.signal(SIGKILL)
+                _ = try await live.wait(timeout: .seconds(20))
+                try Self.backdate(temporary + "/" + running, by: 120)  // its checkpoints touched it since
+                let after = try ChildProcess(
+                    try EndToEndTests.pinfetchExecutable(),
+                    ["gc", work + "/nothing"],
+                    logs: work + "/gc-after",
+                    environment: environment
+                )
+                #expect(try await after.wait(timeout: .seconds(60)) == .exited(0), "\(after.transcript)")
+                #expect(listing(temporary).isEmpty, "\(after.transcript)")
+                #expect(after.transcript.contains(running), "\(after.transcript)")
+            }
+        }
+    }
+}
