@@ -38,9 +38,27 @@ struct TransportSettings: Sendable {
         self.clientCertificateFile = options.clientCertificateFile
         self.clientKeyFile = options.clientKeyFile
         self.proxy = options.proxy
-        self.noProxy = options.noProxy
+        // libcurl reads no_proxy itself when not told; it is read here so its list is normalized too.
+        let environment = ProcessInfo.processInfo.environment
+        let bypass = options.noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
+        self.noProxy = bypass.map(Self.normalizedBypassList)
         self.netrcFile = options.netrcFile
         self.maximumReceiveRate = options.maximumReceiveRate
+    }
+
+    /// A `--noproxy`/`no_proxy` list as libcurl 7.88 matches it: an IPv6 literal in brackets
+    /// (`[::1]`, `[fe80::1]/64`), as it is spelt in a URL, loses them, since libcurl compares
+    /// the bare address (and any spelling of it: `0:0:0:0:0:0:0:1` is `::1`) and ignores the
+    /// bracketed form. Other entries are kept as given.
+    static func normalizedBypassList(_ list: String) -> String {
+        list.split(separator: ",", omittingEmptySubsequences: false).map { entry -> String in
+            let trimmed = entry.trimmingWhitespace()
+            guard trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") else { return String(entry) }
+            let address = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+            let rest = trimmed[trimmed.index(after: close)...]
+            // A prefix length stays; a port (`[::1]:8080`) means nothing to no_proxy and goes.
+            return String(address) + (rest.hasPrefix("/") ? String(rest) : "")
+        }.joined(separator: ",")
     }
 
     /// Sets these options on the easy handle `raw` (after `curl_easy_reset`); `netrc` says
