@@ -67,6 +67,15 @@ final class PartialFile: Sendable {
         return Int64(info.st_size)
     }
 
+    /// Bytes an unprivileged writer may still add on the file's file system (`fstatvfs`:
+    /// `f_bavail × f_frsize`), or `nil` when it cannot tell.
+    func freeBytes() -> Int64? {
+        var info = statvfs()
+        guard fstatvfs(self.descriptor, &info) == 0 else { return nil }
+        let bytes = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        return bytes.overflow ? Int64.max : Int64(clamping: bytes.partialValue)
+    }
+
     /// Device, inode, size and modification time of the open file (`fstat`).
     func identity() throws(PinFetchError) -> PartialIdentity {
         var info = stat()

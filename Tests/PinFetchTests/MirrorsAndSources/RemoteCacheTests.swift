@@ -221,6 +221,51 @@ struct RemoteCacheTests {
         }
     }
 
+    /// A blob that trickles just above the stall floor (40 kB/s, over 16 KiB/s) would hold the
+    /// fetch for as long as it announced: it must average 1 MiB/s after the first timeout.
+    @Test func `a blob just above the stall floor is given up within its length's worth at 1 MiB/s`() async throws {
+        var faults = TestFaults()
+        faults.bytesPerSecond = 40_000
+        var blob = TestResource(body: Array(repeating: UInt8(ascii: "z"), count: 4096))
+        blob.repeatedLength = 4 << 20  // 105 s at 40 kB/s; given up after 1 s + 4 s
+        try await withTestHTTPServer(serving: blob) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                cache.faults = faults
+                try await withTemporaryDirectory { directory in
+                    let notes = EventNotes()
+                    let result = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes) {
+                        $0.remoteCacheTimeout = 1
+                    }
+                    #expect(result.error == nil, "\(failure(result))")
+                    #expect(contents(directory + "/t") == Self.body)
+                    #expect(result.elapsedSeconds < 60)
+                    #expect(origin.getRequests.count == 1)
+                    #expect(notes.said("slower than 1 MiB/s on average"), "\(notes.all)")
+                    #expect(listing(directory) == ["t"])
+                }
+            }
+        }
+    }
+
+    /// A blob announced larger than the room beside the destination is not taken: a cache never
+    /// fills the disk.
+    @Test func `a blob larger than the free space is refused before a byte is written`() async throws {
+        var blob = TestResource(body: Array(repeating: UInt8(ascii: "z"), count: 4096))
+        blob.repeatedLength = 1 << 50  // 1 PiB
+        try await withTestHTTPServer(serving: blob) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                try await withTemporaryDirectory { directory in
+                    let notes = EventNotes()
+                    let result = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes)
+                    #expect(result.error == nil, "\(failure(result))")
+                    #expect(contents(directory + "/t") == Self.body)
+                    #expect(result.downloadedBytes == Int64(Self.body.count))
+                    #expect(notes.said("free beside the destination"), "\(notes.all)")
+                }
+            }
+        }
+    }
+
     /// Dead cache: a remote cache that sends no blob, for a batch of four files.
     @Test func `a dead cache is asked once per run, not once per file`() async throws {
         var faults = TestFaults()

@@ -24,9 +24,12 @@ struct RemoteCacheSource: Source {
         let path = context.sidecars.cachePlacement
         let placed = try PartialFile(path: path, fresh: true)
         defer { try? FileSystem.remove(path) }  // gone once renamed; else nothing stays behind
-        let reader = BlobReader(partial: placed, algorithm: pin.algorithm, limit: options.maximumFileSize) {
-            control.isCancelled
-        }
+        let reader = BlobReader(
+            partial: placed,
+            algorithm: pin.algorithm,
+            limit: options.maximumFileSize,
+            timeout: options.remoteCacheTimeout
+        ) { control.isCancelled }
         var request = TransferRequest(
             url: url.text,
             method: .get,
@@ -72,11 +75,15 @@ struct RemoteCacheSource: Source {
             return answer
         }
         guard outcome.category == .ok, !reader.overLimit, reader.refusal == nil else {
-            let slow = reader.refusal == nil && !reader.overLimit && (reader.stalled || outcome.code == 28)
+            let slow =
+                reader.refusal == nil && !reader.overLimit && (reader.stalled || reader.tooSlow || outcome.code == 28)
             let why =
                 reader.refusal
                 ?? (reader.overLimit
-                    ? "larger than --max-filesize" : slow ? "too slow or silent for \(timeout)" : outcome.message)
+                    ? "larger than --max-filesize"
+                    : reader.tooSlow
+                        ? "slower than 1 MiB/s on average"
+                        : slow ? "too slow or silent for \(timeout)" : outcome.message)
             // Named as a mirror's failure would be; a blob refused here is a protocol violation.
             let kind: PinFetchError.Code =
                 reader.refusal != nil || reader.overLimit ? .protocolViolation : slow ? .network : outcome.failureCode
@@ -162,21 +169,42 @@ struct RemoteCacheSource: Source {
 }
 
 /// Reads a remote cache blob into a file beside the destination, hashing it as it comes.
+///
+/// A cache costs seconds, then the mirrors are asked: a blob larger than the room left beside
+/// the destination is not taken (it would fill the disk from a cache), and one must arrive
+/// within ``FetchOptions/remoteCacheTimeout`` plus the time its length takes at
+/// ``slowestRate`` (a blob that trickles just above the stall floor would hold the fetch
+/// for as long as it announced).
 final class BlobReader: TransferDelegate {
+    /// Bytes per second a blob must average, after the first timeout's worth of seconds.
+    static let slowestRate: Int64 = 1 << 20
+
     let partial: PartialFile
     let digest: RunningDigest
     let limit: Int64?
+    /// Seconds the blob may take besides its length's worth at ``slowestRate``.
+    let timeout: Double
     private(set) var written: Int64 = 0
     private(set) var overLimit = false
+    /// Set when the blob came slower than ``slowestRate`` on average allows.
+    private(set) var tooSlow = false
+    private var due: ContinuousClock.Instant?
     /// Why an answer was not taken as a blob, if it was not.
     private(set) var refusal: String?
     private(set) var localFailure: PinFetchError?
     private let cancelled: @Sendable () -> Bool
 
-    init(partial: PartialFile, algorithm: HashAlgorithm, limit: Int64?, cancelled: @escaping @Sendable () -> Bool) {
+    init(
+        partial: PartialFile,
+        algorithm: HashAlgorithm,
+        limit: Int64?,
+        timeout: Double,
+        cancelled: @escaping @Sendable () -> Bool
+    ) {
         self.partial = partial
         self.digest = RunningDigest(algorithm: algorithm)
         self.limit = limit
+        self.timeout = timeout
         self.cancelled = cancelled
     }
 
@@ -196,7 +224,19 @@ final class BlobReader: TransferDelegate {
             self.overLimit = true
             return false
         }
+        if let free = self.partial.freeBytes(), length > free {
+            self.refusal = "a blob of \(length) bytes, more than the \(free) free beside the destination"
+            return false
+        }
+        let seconds = self.timeout + Double(length) / Double(Self.slowestRate)
+        self.due = .now + .milliseconds(Int64(seconds * 1000))
         return true
+    }
+
+    override func progress(received: Int64) -> Bool {
+        guard let due = self.due, ContinuousClock.now >= due else { return true }
+        self.tooSlow = true
+        return false
     }
 
     override func receive(body: UnsafeRawBufferPointer) -> Bool {
