@@ -115,13 +115,15 @@ enum AnswerDecision: Hashable, Sendable {
             guard let length else { return .replaceExpecting(length: total) }
             if length != total { return contradiction("200 of \(length) bytes for a representation of \(total) bytes") }
         }
-        // A 200 carrying the very strong validator If-Range named: the server dropped the Range
-        // (some CDNs do when If-Range holds an ETag). A strong validator changes whenever the
+        // A 200 carrying the very strong ETag If-Range named: the server dropped the Range (some
+        // CDNs do when If-Range holds an ETag). A strong validator changes whenever the
         // representation's bytes do (RFC 9110 §8.8.1), so its bytes from the offset on continue
-        // the partial; starting over would meet the same answer on every retry.
-        // Only with the length known and the body's Content-Length equal to it: a body framed by
-        // its end, or of a length nothing confirms, may be a slice.
-        if let offset = context.requestedOffset, same, let total = context.totalLength, length == total, offset <= total
+        // the partial; starting over would meet the same answer on every retry. Only with a pin,
+        // which catches a server whose ETag lies (else the file would join two bodies no answer
+        // held), only for an ETag (a date is a weaker claim), and only with the length known and
+        // Content-Length equal to it (a body framed by its end may be a slice).
+        if let offset = context.requestedOffset, same, context.pinned, head.validator.hasStrongEntityTag,
+            let total = context.totalLength, length == total, offset <= total
         {
             return .append(skip: offset, end: total, totalLength: total)
         }

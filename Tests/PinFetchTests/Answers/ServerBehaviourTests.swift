@@ -131,13 +131,26 @@ struct ServerBehaviourTests {
         }
     }
 
-    /// Its `200`s carry the ETag `If-Range` named, so none of them is a restart, and the bytes
-    /// the first one brought stay resumable.
+    /// Unpinned, each `200` is the file from byte 0 again (nothing would catch an ETag that lies).
     @Test func `a server that always answers 200 and drops ends the run after the retries`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             server.faults = TestFaults(closeAfterBodyBytes: 300_000, ignoreRange: true)
             try await withTemporaryDirectory { directory in
                 let result = await self.fetch(server, into: directory, retries: 2)
+                #expect(result.error?.code == .network, "\(failure(result))")
+                #expect(server.getRequests.count == 3)
+                #expect(result.restarts == 2)
+            }
+        }
+    }
+
+    /// Pinned, its `200`s carry the ETag `If-Range` named, so none of them is a restart, and the
+    /// bytes the first one brought stay resumable (the pin decides at the end).
+    @Test func `a pinned file from a server that always answers 200 and drops keeps its first bytes`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            server.faults = TestFaults(closeAfterBodyBytes: 300_000, ignoreRange: true)
+            try await withTemporaryDirectory { directory in
+                let result = await self.fetch(server, into: directory, retries: 2, verifying: try Self.pinA)
                 #expect(result.error?.code == .network, "\(failure(result))")
                 #expect(server.getRequests.count == 3)
                 #expect(result.restarts == 0)

@@ -61,10 +61,31 @@ struct AnswerDecisionTests {
             expected: .replace(end: 1000, totalLength: 1000)
         ),
         Case(
-            label: "200 to a ranged request with the If-Range ETag (a CDN that drops Range): continued",
+            label: "200 to a ranged request: the whole representation again",
             head: head(200, [etagField, ("Content-Length", "1000")]),
             context: ranged,
+            expected: .replace(end: 1000, totalLength: 1000)
+        ),
+        Case(
+            label: "200 with the If-Range ETag, pinned (a CDN that drops Range): continued, the pin decides",
+            head: head(200, [etagField, ("Content-Length", "1000")]),
+            context: AnswerContext(requestedOffset: 400, validator: strong, totalLength: 1000, pinned: true),
             expected: .append(skip: 400, end: 1000, totalLength: 1000)
+        ),
+        Case(
+            label: "200 with the If-Range Last-Modified, pinned: a date is a weaker claim, from byte 0",
+            head: head(200, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Content-Length", "1000")]),
+            context: AnswerContext(
+                requestedOffset: 400,
+                validator: Validator(
+                    entityTag: nil,
+                    lastModified: "Sun, 06 Nov 1994 08:49:37 GMT",
+                    date: "Sun, 06 Nov 1994 09:00:00 GMT"
+                ),
+                totalLength: 1000,
+                pinned: true
+            ),
+            expected: .replace(end: 1000, totalLength: 1000)
         ),
         Case(
             label: "200 to a ranged request with the If-Range ETag, chunked: it may be a slice, so from byte 0",
@@ -75,7 +96,7 @@ struct AnswerDecisionTests {
         Case(
             label: "200 with the If-Range ETag when the length was never known: from byte 0",
             head: head(200, [etagField, ("Content-Length", "1000")]),
-            context: AnswerContext(requestedOffset: 400, validator: strong),
+            context: AnswerContext(requestedOffset: 400, validator: strong, pinned: true),
             expected: .replace(end: 1000, totalLength: 1000)
         ),
         Case(

@@ -69,4 +69,23 @@ extension FetchTests {
             }
         }
     }
+
+    /// Unpinned, a `200` with the partial's ETag is the whole file from byte 0: a server whose
+    /// ETag lies (other bytes of the same length under it) must not get a file joined from two
+    /// bodies, which no answer held and nothing would catch.
+    @Test func `unpinned, a 200 with the partial's ETag and other bytes is taken whole, never joined`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let cut = await self.interruptedRun(server, into: directory, at: 400_000)
+                #expect(cut.error?.code == .network, "\(failure(cut))")
+                let other = Fixtures.a.map { $0 ^ 0x5A }
+                server.resource = TestResource(body: other, etag: Fixtures.etagA)  // the same ETag: a lie
+                server.faults = TestFaults(ignoreRange: true)
+                let result = await self.fetch(server, into: directory)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(contents("\(directory)/out.bin") == other)
+                #expect(result.resumedFrom == 0)
+            }
+        }
+    }
 }
