@@ -112,15 +112,21 @@ enum GarbageCommand {
             output.standardOutput("removed \(Printable.text(partial.path)) (\(ProgressReporter.size(partial.bytes)))\n")
         }
         // Downloads to standard output that a SIGKILL left in their private directory.
-        for directory in TemporaryDirectory.collectAbandoned(prefix: StandardOutputDelivery.prefix) {
-            output.standardOutput("removed \(Printable.text(directory))\n")
+        let directories = TemporaryDirectory.collectAbandoned(prefix: StandardOutputDelivery.prefix)
+        for directory in directories {
+            output.standardOutput(
+                "removed \(Printable.text(directory.path)) (\(ProgressReporter.size(directory.bytes)))\n"
+            )
         }
-        let freed = removed.reduce(Int64(0)) { $0 + $1.bytes }
+        let freed = (removed.map(\.bytes) + directories.map(\.bytes)).reduce(Int64(0), +)
         let placements = removed.filter { $0.path.hasSuffix(".part.cache") }.count
         let partials = removed.count - placements
         let also = placements == 0 ? "" : " and \(placements) cache placement\(placements == 1 ? "" : "s")"
+        let stdoutDirectories =
+            directories.isEmpty
+            ? "" : ", \(directories.count) private director\(directories.count == 1 ? "y" : "ies") of -o - runs"
         output.standardError(
-            "pinfetch gc: removed \(partials) partial\(partials == 1 ? "" : "s")\(also), "
+            "pinfetch gc: removed \(partials) partial\(partials == 1 ? "" : "s")\(also)\(stdoutDirectories), "
                 + "freed \(ProgressReporter.size(freed))\n"
         )
     }

@@ -69,11 +69,11 @@ extension TemporaryDirectory {
     /// left: only a directory (never a link) this user owns, untouched for ``abandonedAfter``
     /// seconds, whose lock (``HeldTemporaryDirectory``) no process holds; it is removed while
     /// this process holds that lock.
-    /// - Returns: The paths removed.
-    package static func collectAbandoned(prefix: String) -> [String] {
+    /// - Returns: The paths removed, with the bytes of the regular files each held.
+    package static func collectAbandoned(prefix: String) -> [(path: String, bytes: Int64)] {
         let base = Self.base
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return [] }
-        var removed: [String] = []
+        var removed: [(path: String, bytes: Int64)] = []
         let now = Date().timeIntervalSince1970
         for name in names.sorted() where name.hasPrefix(prefix) {
             let path = "\(base)/\(name)"
@@ -89,8 +89,19 @@ extension TemporaryDirectory {
             guard fstat(descriptor, &opened) == 0, opened.st_ino == info.st_ino, opened.st_dev == info.st_dev,
                 flock(descriptor, LOCK_EX | LOCK_NB) == 0
             else { continue }
-            if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append(path) }
+            let bytes = Self.regularFileBytes(under: path)
+            if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append((path, bytes)) }
         }
         return removed
+    }
+
+    /// The bytes of the regular files under `directory`, links not followed.
+    private static func regularFileBytes(under directory: String) -> Int64 {
+        guard let names = try? FileManager.default.subpathsOfDirectory(atPath: directory) else { return 0 }
+        return names.reduce(Int64(0)) { total, name in
+            var info = stat()
+            guard lstat("\(directory)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return total }
+            return total + Int64(info.st_size)
+        }
     }
 }

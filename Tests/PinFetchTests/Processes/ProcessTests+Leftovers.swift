@@ -75,6 +75,9 @@ extension ProcessTests {
                 #expect(try await after.wait(timeout: .seconds(60)) == .exited(0), "\(after.transcript)")
                 #expect(listing(temporary).isEmpty, "\(after.transcript)")
                 #expect(after.transcript.contains(running), "\(after.transcript)")
+                // The summary counts the directory and the partial it held.
+                #expect(after.transcript.contains("1 private directory of -o - runs"), "\(after.transcript)")
+                #expect(!after.transcript.contains("freed 0 B"), "\(after.transcript)")
             }
         }
     }
