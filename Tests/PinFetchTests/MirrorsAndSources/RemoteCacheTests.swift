@@ -266,6 +266,30 @@ struct RemoteCacheTests {
         }
     }
 
+    /// Two `Content-Length` fields that disagree: not taken, and the warning says why (it said
+    /// "without a Content-Length").
+    @Test func `a blob with conflicting Content-Length fields is refused for its framing`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Self.body)) { cache in
+            cache.handler = { _, _ in
+                TestResponse(
+                    status: 200,
+                    headers: [(name: "Content-Length", value: "19"), (name: "Content-Length", value: "20")],
+                    body: Self.body
+                )
+            }
+            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
+                try await withTemporaryDirectory { directory in
+                    let notes = EventNotes()
+                    let result = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes)
+                    #expect(result.error == nil, "\(failure(result))")
+                    #expect(contents(directory + "/t") == Self.body)
+                    #expect(origin.getRequests.count == 1)
+                    #expect(notes.said("framing is broken"), "\(notes.all)")
+                }
+            }
+        }
+    }
+
     /// Dead cache: a remote cache that sends no blob, for a batch of four files.
     @Test func `a dead cache is asked once per run, not once per file`() async throws {
         var faults = TestFaults()

@@ -217,7 +217,9 @@ final class BlobReader: TransferDelegate {
         // A content-addressed store knows its blob's size: an answer without one could run on
         // forever (and fill the disk), so it is not taken.
         guard let length = head.contentLength else {
-            self.refusal = "a blob without a Content-Length"
+            self.refusal =
+                head.framingError.map { "a blob whose framing is broken (\($0))" }
+                ?? "a blob without a Content-Length"
             return false
         }
         if let limit = self.limit, length > limit {
