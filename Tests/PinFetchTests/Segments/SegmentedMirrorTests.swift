@@ -80,9 +80,13 @@ struct SegmentedMirrorTests {
                 #expect(SegmentedDownloadTests.holds(output, Self.body))
                 #expect(!other.getRequests.isEmpty)
                 #expect(result.source == first.url())
-                // The mirror whose pieces were wrong says so; the one whose bytes matched, ok.
-                let outcomes = result.mirrors.map { "\($0.url) \($0.outcome)" }
-                #expect(outcomes == ["\(first.url()) ok", "\(other.url()) mismatch"])
+                // The mirror whose pieces were wrong says so; the one whose bytes matched, ok. (On a
+                // loaded machine the first mirror may finish before any wrong piece is taken: then
+                // nothing mismatched, but the other mirror is still never called ok.)
+                let outcome = { (url: String) in result.mirrors.first { $0.url == url }?.outcome }
+                #expect(outcome(first.url()) == "ok", "\(result.mirrors)")
+                #expect(outcome(other.url()) != "ok", "\(result.mirrors)")
+                if result.restarts > 0 { #expect(outcome(other.url()) == "mismatch", "\(result.mirrors)") }
                 #expect(listing(directory) == ["f"])
             }
         }
