@@ -43,13 +43,14 @@ struct RemoteCacheTests {
         result.mirrors.map { "\($0.url) \($0.outcome)" }
     }
 
-    /// The cache answers every path with `body` under `faults`.
+    /// The cache answers every path with `body` (or `blob`) under `faults`.
     static func withHostileCache(
         _ faults: TestFaults,
         body: [UInt8] = Self.body,
+        blob: TestResource? = nil,
         _ run: (TestHTTPServer, TestHTTPServer) async throws -> Void
     ) async throws {
-        try await withTestHTTPServer(serving: TestResource(body: body)) { cache in
+        try await withTestHTTPServer(serving: blob ?? TestResource(body: body)) { cache in
             try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
                 cache.faults = faults
                 try await run(cache, origin)
@@ -228,21 +229,18 @@ struct RemoteCacheTests {
         faults.bytesPerSecond = 40_000
         var blob = TestResource(body: Array(repeating: UInt8(ascii: "z"), count: 4096))
         blob.repeatedLength = 4 << 20  // 105 s at 40 kB/s; given up after 1 s + 4 s
-        try await withTestHTTPServer(serving: blob) { cache in
-            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
-                cache.faults = faults
-                try await withTemporaryDirectory { directory in
-                    let notes = EventNotes()
-                    let result = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes) {
-                        $0.remoteCacheTimeout = 1
-                    }
-                    #expect(result.error == nil, "\(failure(result))")
-                    #expect(contents(directory + "/t") == Self.body)
-                    #expect(result.elapsedSeconds < 60)
-                    #expect(origin.getRequests.count == 1)
-                    #expect(notes.said("slower than 1 MiB/s on average"), "\(notes.all)")
-                    #expect(listing(directory) == ["t"])
+        try await Self.withHostileCache(faults, blob: blob) { cache, origin in
+            try await withTemporaryDirectory { directory in
+                let notes = EventNotes()
+                let result = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes) {
+                    $0.remoteCacheTimeout = 1
                 }
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(contents(directory + "/t") == Self.body)
+                #expect(result.elapsedSeconds < 60)
+                #expect(origin.getRequests.count == 1)
+                #expect(notes.said("slower than 1 MiB/s on average"), "\(notes.all)")
+                #expect(listing(directory) == ["t"])
             }
         }
     }
@@ -252,16 +250,14 @@ struct RemoteCacheTests {
     @Test func `a blob larger than the free space is refused before a byte is written`() async throws {
         var blob = TestResource(body: Array(repeating: UInt8(ascii: "z"), count: 4096))
         blob.repeatedLength = 1 << 50  // 1 PiB
-        try await withTestHTTPServer(serving: blob) { cache in
-            try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
-                try await withTemporaryDirectory { directory in
-                    let notes = EventNotes()
-                    let result = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes)
-                    #expect(result.error == nil, "\(failure(result))")
-                    #expect(contents(directory + "/t") == Self.body)
-                    #expect(result.downloadedBytes == Int64(Self.body.count))
-                    #expect(notes.said("free beside the destination"), "\(notes.all)")
-                }
+        try await Self.withHostileCache(TestFaults(), blob: blob) { cache, origin in
+            try await withTemporaryDirectory { directory in
+                let notes = EventNotes()
+                let result = try await Self.fetch(cache.baseURL, origin, to: directory + "/t", notes: notes)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(contents(directory + "/t") == Self.body)
+                #expect(result.downloadedBytes == Int64(Self.body.count))
+                #expect(notes.said("free beside the destination"), "\(notes.all)")
             }
         }
     }

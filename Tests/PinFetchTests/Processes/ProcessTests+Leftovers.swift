@@ -16,6 +16,16 @@ extension ProcessTests {
         )
     }
 
+    /// Starts `pinfetch gc DIRECTORY` with `environment`.
+    static func gc(in directory: String, logs: String, environment: [String: String]) throws -> ChildProcess {
+        try ChildProcess(
+            try EndToEndTests.pinfetchExecutable(),
+            ["gc", directory],
+            logs: logs,
+            environment: environment
+        )
+    }
+
     @Test func `a private directory a SIGKILL left behind is removed by the next run, a live one never`()
         async throws
     {
@@ -55,9 +65,8 @@ extension ProcessTests {
                 }
                 let running = listing(temporary)[0]
                 try Self.backdate(temporary + "/" + running, by: 120)
-                let gc = try ChildProcess(
-                    try EndToEndTests.pinfetchExecutable(),
-                    ["gc", try EndToEndTests.makeDirectory(work + "/nothing")],
+                let gc = try Self.gc(
+                    in: try EndToEndTests.makeDirectory(work + "/nothing"),
                     logs: work + "/gc",
                     environment: environment
                 )
@@ -66,12 +75,7 @@ extension ProcessTests {
                 live.signal(SIGKILL)
                 _ = try await live.wait(timeout: .seconds(20))
                 try Self.backdate(temporary + "/" + running, by: 120)  // its checkpoints touched it since
-                let after = try ChildProcess(
-                    try EndToEndTests.pinfetchExecutable(),
-                    ["gc", work + "/nothing"],
-                    logs: work + "/gc-after",
-                    environment: environment
-                )
+                let after = try Self.gc(in: work + "/nothing", logs: work + "/gc-after", environment: environment)
                 #expect(try await after.wait(timeout: .seconds(60)) == .exited(0), "\(after.transcript)")
                 #expect(listing(temporary).isEmpty, "\(after.transcript)")
                 #expect(after.transcript.contains(running), "\(after.transcript)")
