@@ -28,7 +28,7 @@ extension Arguments {
         } catch {
             throw .refused(option: source, reason: error.message)
         }
-        if value.contains("#") {
+        if value.utf8.contains(UInt8(ascii: "#")) {
             throw .refused(
                 option: source,
                 reason: "\(SafeFileName.quoted(Redaction.url(value))) has a fragment (#...): "

@@ -17,8 +17,9 @@ public struct HashedMirror: Sendable, Hashable {
             throw PinFetchError(.usage, "\(shown) has no {hex} for the digest")
         }
         let example = Self.expand(template, algorithm: "sha256", hex: String(repeating: "0", count: 64))
-        guard (try? HTTPURL(example)) != nil, !example.contains("#") else {
-            let why = example.contains("#") ? "has a fragment (#...)" : "does not make an http or https URL"
+        let fragment = example.utf8.contains(UInt8(ascii: "#"))
+        guard (try? HTTPURL(example)) != nil, !fragment else {
+            let why = fragment ? "has a fragment (#...)" : "does not make an http or https URL"
             throw PinFetchError(.usage, "\(shown) \(why)")
         }
         self.template = template

@@ -129,14 +129,14 @@ package struct Manifest: Sendable {
         // container's blobs); a fragment would swallow the names appended after it.
         var bases: [(path: String, query: String)] = []
         for baseURL in baseURLs {
-            if baseURL.contains("#") {
+            if baseURL.utf8.contains(UInt8(ascii: "#")) {
                 throw PinFetchError(
                     .usage,
                     "the base URL has a fragment ('#…'), which would swallow the names appended to it: "
                         + SafeFileName.quoted(Redaction.url(baseURL))
                 )
             }
-            let question = baseURL.firstIndex(of: "?") ?? baseURL.endIndex
+            let question = baseURL.firstIndex(ofASCII: "?") ?? baseURL.endIndex
             let path = String(baseURL[..<question])
             bases.append((path.utf8.last == UInt8(ascii: "/") ? path : path + "/", String(baseURL[question...])))
         }

@@ -258,6 +258,16 @@ struct ManifestTests {
         )
     }
 
+    @Test func `a base URL's query or fragment is found when a combining mark follows its delimiter`() throws {
+        let file = try Self.checksumFile("\(Self.hexA)  a.bin\n")
+        let manifest = try Manifest(checksumFile: file, baseURL: "https://m.example/r/?\u{301}sig=1")
+        #expect(manifest.entries.map(\.mirrors) == [["https://m.example/r/a.bin?\u{301}sig=1"]])
+        let error = #expect(throws: PinFetchError.self) {
+            try Manifest(checksumFile: file, baseURL: "https://m.example/r/#\u{301}x")
+        }
+        #expect(error?.message.contains("fragment") == true)
+    }
+
     @Test func `one base name in two directories is two files of a tree`() throws {
         let file = try Self.checksumFile("\(Self.hexA)  linux/amd64/tool\n\(Self.hexB)  darwin/arm64/tool\n")
         let manifest = try Manifest(checksumFile: file, baseURL: "https://m.example/r/")

@@ -98,7 +98,7 @@ struct HashedMirrorTests {
         "https://store.example.org/{algo}/", "ftp://store.example.org/{hex}", "store/{hex}",
         // The message shows the template without its secrets.
         "http://u:PWSECRET@store.test/x?token=TOKSECRET", "ftp://u:PWSECRET@store.test/{hex}?token=TOKSECRET",
-        "http://u:PWSECRET@store.test/{hex}?token=TOKSECRET#x",
+        "http://u:PWSECRET@store.test/{hex}?token=TOKSECRET#x", "https://store.example.org/{hex}#\u{301}x",
     ])
     func `a template without {hex} or that makes no http URL is exit 2`(template: String) async {
         let run = await runCLI([
@@ -107,6 +107,9 @@ struct HashedMirrorTests {
         #expect(run.status == 2, "\(run.standardError)")
         #expect(run.standardError.contains("--hashed-mirror"))
         #expect(!run.standardError.contains("SECRET"), "\(run.standardError)")
+        if template.utf8.contains(UInt8(ascii: "#")) {
+            #expect(run.standardError.contains("fragment"), "\(run.standardError)")
+        }
     }
 
     @Test func `-H and --user go to the file's own URLs, never to a hashed mirror`() async throws {

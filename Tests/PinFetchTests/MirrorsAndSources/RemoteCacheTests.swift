@@ -175,7 +175,10 @@ struct RemoteCacheTests {
         }
     }
 
-    @Test(arguments: ["ftp://cache.example.org", "cache.example.org", "http://cache.example.org/#x"])
+    @Test(arguments: [
+        "ftp://cache.example.org", "cache.example.org", "http://cache.example.org/#x",
+        "http://cache.example.org/#\u{301}x",
+    ])
     func `a remote cache that is no http URL is exit 2`(url: String) async {
         let run = await runCLI([
             "--remote-cache", url, "--sha256", String(repeating: "a", count: 64), "http://h.test/f",
@@ -318,17 +321,20 @@ struct RemoteCacheTests {
         }
     }
 
-    /// User input: a --remote-cache URL with a query (a token).
-    @Test func `a cache URL with a query gets /cas/HEX on its path, the query kept`() async throws {
+    /// User input: a --remote-cache URL with a query (a token), also when a combining mark
+    /// follows its `?` (one Swift `Character` with it).
+    @Test(arguments: [("?token=abc", "?token=abc"), ("?\u{301}token=abc", "?%CC%81token=abc")])
+    func `a cache URL with a query gets /cas/HEX on its path, the query kept`(query: String, sent: String) async throws
+    {
         try await withTestHTTPServer(serving: TestResource(body: [])) { cache in
             try await withTestHTTPServer(serving: TestResource(body: Self.body)) { origin in
                 let hex = Fixtures.sha256(Self.body)
                 cache.handler = { request, _ in
-                    guard request.target == "/bazel/cas/\(hex)?token=abc" else { return TestResponse(status: 404) }
+                    guard request.target == "/bazel/cas/\(hex)\(sent)" else { return TestResponse(status: 404) }
                     return TestResponse(status: 200, body: Self.body)
                 }
                 try await withTemporaryDirectory { directory in
-                    let result = try await Self.fetch(cache.baseURL + "/bazel/?token=abc", origin, to: directory + "/t")
+                    let result = try await Self.fetch(cache.baseURL + "/bazel/" + query, origin, to: directory + "/t")
                     #expect(result.error == nil, "\(failure(result))")
                     #expect(result.cache == .remote, "\(cache.getRequests.map(\.target))")
                     #expect(origin.requests.isEmpty)

@@ -124,8 +124,9 @@ struct RemoteCacheSource: Source {
     /// proxy wants stays a query).
     static func blob(_ options: FetchOptions, _ pin: Pin?) -> HTTPURL? {
         guard let base = options.remoteCache, let pin, pin.algorithm == .sha256 else { return nil }
-        let query = base.firstIndex(of: "?").map { String(base[$0...]) } ?? ""
-        var path = String(base.dropLast(query.count))
+        let question = base.firstIndex(ofASCII: "?") ?? base.endIndex
+        let query = String(base[question...])
+        var path = String(base[..<question])
         while path.hasSuffix("/") { path.removeLast() }
         return try? HTTPURL(path + "/cas/" + pin.hex + query)
     }
