@@ -89,7 +89,7 @@ extension Arguments {
     /// - Parameter option: How errors name the option (`-H`, `--remote-cache-header`); they never
     ///   repeat the line, which may hold a credential.
     static func header(_ line: String, for option: String = "-H") throws(ArgumentError) -> String {
-        guard let colon = line.firstIndex(of: ":") else {
+        guard let colon = line.firstIndex(ofASCII: ":") else {
             throw .badValue(option: option, expected: "'Name: value'", given: nil)
         }
         guard !line.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
@@ -148,7 +148,7 @@ extension Arguments {
     /// `USER:PASSWORD` for `--user`. pinfetch never prompts (it runs unattended), so a value
     /// without a colon is bad input; an empty password (`USER:`) is allowed.
     static func credentials(_ value: String) throws(ArgumentError) -> String {
-        guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
+        guard let colon = value.firstIndex(ofASCII: ":"), colon != value.startIndex else {
             throw .badValue(
                 option: "--user",
                 expected: "USER:PASSWORD (pinfetch never prompts for a password)",
@@ -219,7 +219,7 @@ extension Arguments {
         let shown =
             value.contains("://")
             ? Redaction.malformedURL(value)
-            : value.lastIndex(of: "@").map { "***" + value[$0...] } ?? value
+            : value.lastIndex(ofASCII: "@").map { "***" + value[$0...] } ?? value
         guard !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || $0 == "?" || $0 == "#" })
         else {
             throw .refused(
@@ -237,11 +237,13 @@ extension Arguments {
                 )
             }
         }
-        // host[:port] after any credentials: a port libcurl would refuse is bad input here.
+        // host[:port] after any credentials: a port libcurl would refuse is bad input here. The
+        // delimiters are found by byte: a combining mark after one makes one `Character` of both.
         let afterScheme = value.firstRange(of: "://").map { value[$0.upperBound...] } ?? Substring(value)
-        let authority = afterScheme.prefix { $0 != "/" }
-        let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
-        if authority.filter({ $0 == "@" }).count > 1 {
+        let authority = afterScheme[..<(afterScheme.firstIndex(ofASCII: "/") ?? afterScheme.endIndex)]
+        let hostPort =
+            authority.lastIndex(ofASCII: "@").map { authority[authority.index(afterASCII: $0)...] } ?? authority
+        if authority.utf8.filter({ $0 == UInt8(ascii: "@") }).count > 1 {
             throw .refused(
                 option: label,
                 reason: "\(SafeFileName.quoted(shown)) holds '@' in its credentials (percent-encode it as %40)"

@@ -113,9 +113,11 @@ struct SecretsTests {
         #expect(!Redaction.malformedURL("http://alice:SECRETpw/x@127.0.0.1:9/a").contains("SECRET"))
     }
 
-    /// User input: a --proxy with a password and a port out of range, or a space in its password.
+    /// User input: a --proxy with a password and a port out of range, or a space in its password,
+    /// or a combining mark after its `@` (one Swift `Character` with it).
     @Test(arguments: [
         ["--proxy", "http://pxuser:PROXYSECRET@127.0.0.1:99999"], ["--proxy", "pxuser:PROXY SECRET@127.0.0.1:3128"],
+        ["--proxy", "pxuser:PROXYSECRET@\u{301}h:x"], ["--proxy", "http://pxuser:PROXYSECRET@\u{301}h:x"],
     ])
     func `a proxy that cannot work is bad input, shown without its password`(arguments: [String]) async {
         let run = await runCLI(quietOnce + arguments + ["-o", "/nonexistent/x", "http://127.0.0.1:9/x"])
@@ -135,7 +137,7 @@ struct SecretsTests {
     }
 
     /// User input: a --proxy with a raw @ in its password.
-    @Test(arguments: ["http://user:p@ss@127.0.0.1:3128", "user:p@ss@127.0.0.1:3128"])
+    @Test(arguments: ["http://user:p@ss@127.0.0.1:3128", "user:p@ss@127.0.0.1:3128", "user:p@\u{301}ss@127.0.0.1:3128"])
     func `a proxy with a raw @ in its password is bad input`(proxy: String) async {
         let run = await runCLI(quietOnce + ["--proxy", proxy, "-o", "/nonexistent/x", "http://127.0.0.1:9/x"])
         #expect(run.status == 2, "\(run.standardError)")
