@@ -27,6 +27,9 @@ enum ArgumentError: Error, Equatable, Sendable {
     case noURL
     /// `PINFETCH_CACHE_DIR` is not an absolute path (shown quoted).
     case relativeCacheDirectory(String)
+    /// A stop signal came while an input file was awaited (`-H @FIFO` with no writer): not bad
+    /// input, so ``failure`` is ``PinFetchError/Code/cancelled``. The message says what was read.
+    case stopped(String)
 
     /// The line pinfetch prints after `pinfetch: `.
     var message: String {
@@ -43,11 +46,16 @@ enum ArgumentError: Error, Equatable, Sendable {
         case .noURL: "no URL given (see --help)"
         case .relativeCacheDirectory(let directory):
             "PINFETCH_CACHE_DIR must be an absolute path, not \(SafeFileName.quoted(directory))"
+        case .stopped(let message): message
         }
     }
 
-    /// The error pinfetch exits with: a usage error (exit 2) saying ``message``.
-    var usageError: PinFetchError { PinFetchError(.usage, self.message) }
+    /// The error pinfetch exits with: a usage error (exit 2) saying ``message``, or for
+    /// ``stopped(_:)`` the cancellation (exit 128 + the signal).
+    var failure: PinFetchError {
+        if case .stopped = self { return PinFetchError(.cancelled, self.message) }
+        return PinFetchError(.usage, self.message)
+    }
 
     /// A value the library refused, kept as ``malformed(_:)``: the library's refusals of a
     /// value (``Pin``, ``HashedMirror``, `parseShard`) are all usage errors, so only the message

@@ -110,7 +110,13 @@ extension Arguments {
     ///   text, which may hold a secret) when it cannot be read or a line is not a header.
     static func headers(fromFile argument: String) throws(ArgumentError) -> [String] {
         let path = String(argument.dropFirst())
-        guard let bytes = Self.contents(of: path, limit: 1 << 20) else {
+        let read: [UInt8]?
+        do throws(PinFetchError) {
+            read = try InputFile.contents(of: path, limit: 1 << 20)
+        } catch {
+            throw .stopped(error.message)
+        }
+        guard let bytes = read else {
             throw .refused(option: "-H @\(path)", reason: "cannot read the file (at most 1 MiB)")
         }
         var headers: [String] = []
@@ -125,24 +131,6 @@ extension Arguments {
             }
         }
         return headers
-    }
-
-    /// The bytes of the small file at `path` (`-` for standard input), read to its end so a pipe
-    /// works too (`-H @<(…)`, `/dev/stdin`); `nil` when it cannot be read or is larger than `limit`.
-    static func contents(of path: String, limit: Int) -> [UInt8]? {
-        let fd = path == "-" ? dup(0) : open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { return bytes }
-            bytes += chunk[..<count]
-            if bytes.count > limit { return nil }
-        }
     }
 
     /// `USER:PASSWORD` for `--user`. pinfetch never prompts (it runs unattended), so a value
@@ -187,7 +175,7 @@ extension Arguments {
     /// for a passphrase (OpenSSL would, on the terminal, and wait).
     static func unencryptedPEM(_ path: String, for option: String) throws(ArgumentError) -> String {
         let file = try Self.readableFile(path, for: option)
-        let text = String(decoding: Self.contents(of: file, limit: 1 << 20) ?? [], as: UTF8.self)
+        let text = String(decoding: (try? InputFile.contents(of: file, limit: 1 << 20)) ?? [], as: UTF8.self)
         guard !text.contains("ENCRYPTED") else {
             throw .refused(
                 option: option,
@@ -201,7 +189,7 @@ extension Arguments {
     /// `path` when it names a readable file holding at least one PEM certificate.
     static func certificateFile(_ path: String, for option: String) throws(ArgumentError) -> String {
         let file = try Self.readableFile(path, for: option)
-        guard let pem = Self.contents(of: file, limit: 64 << 20),
+        guard let pem = (try? InputFile.contents(of: file, limit: 64 << 20)) ?? nil,
             String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----")
         else {
             throw .refused(option: option, reason: "\(path) holds no PEM certificate")

@@ -80,7 +80,7 @@ public struct Arguments: Sendable {
         do throws(ArgumentError) {
             return try Self.parsing(arguments, environment: environment)
         } catch {
-            throw error.usageError
+            throw error.failure
         }
     }
 

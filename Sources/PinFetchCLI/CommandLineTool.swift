@@ -30,12 +30,20 @@ public enum CommandLineTool {
 
     private static func execute(_ arguments: [String], output: Output) async -> Int32 {
         if arguments.first == "gc" { return GarbageCommand.run(Array(arguments.dropFirst()), output: output) }
+        // Signals are taken from here on, so that one coming while an input file is awaited
+        // (`-H @FIFO` or `-i FIFO` without a writer) ends the run; later they cancel the
+        // planning too (a remote checksum file being fetched into a temporary directory is
+        // stopped, and the directory removed), and then the fetch.
+        let signals = SignalCancellation()
+        let running = Mutex<Task<Result<[FetchResult], PinFetchError>, Never>?>(nil)
+        signals.install { running.withLock { $0 }?.cancel() }
+        defer { signals.uninstall() }
         var parsed: Arguments
         do throws(PinFetchError) {
             parsed = try Arguments.parse(arguments)
         } catch {
             output.standardError("pinfetch: \(Printable.text(error.message))\n")
-            return error.code.exitStatus
+            return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
         }
         if parsed.action != .fetch {
             output.standardOutput(
@@ -67,9 +75,6 @@ public enum CommandLineTool {
         defer { delivery?.remove() }
         let parsedArguments = parsed
         let shown = Mutex<[Int: FetchResult]>([:])  // results as the user sees them (-o -)
-        // Signals cancel the planning too: a remote checksum file or manifest being fetched into a
-        // temporary directory is stopped, and the directory removed, like any download.
-        let signals = SignalCancellation()
         let reporter = ProgressReporter(terminal: output.terminal, write: output.standardError)
         // A line on standard output, or on standard error when standard output carries the file (-o -).
         let printJSON: @Sendable (String) -> Void = { line in
@@ -143,7 +148,8 @@ public enum CommandLineTool {
             }
             return .success(results)
         }
-        signals.install { task.cancel() }
+        running.withLock { $0 = task }
+        if signals.received != nil { task.cancel() }  // a signal that came before the task was
         let outcome = await task.value
         signals.uninstall()
         reporter.clear()  // after an interruption too: no bar is left, the cursor on a clean line

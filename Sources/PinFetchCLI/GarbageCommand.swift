@@ -96,7 +96,7 @@ enum GarbageCommand {
                 do throws(ArgumentError) {
                     request.maximumCacheBytes = value == "0" ? 0 : try Arguments.size(value, for: name)
                 } catch {
-                    throw error.usageError
+                    throw error.failure
                 }
             }
         }

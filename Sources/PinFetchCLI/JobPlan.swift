@@ -172,7 +172,7 @@ enum JobPlan {
         guard !arguments.trustedKeys.isEmpty else { return nil }
         var files: [(name: String, bytes: [UInt8])] = []
         for path in arguments.trustedKeys {
-            guard let key = Arguments.contents(of: path, limit: 1 << 20) else {
+            guard let key = try InputFile.contents(of: path, limit: 1 << 20) else {
                 throw PinFetchError(.usage, "--trusted-key \(path): cannot read it, or it is larger than 1 MiB")
             }
             files.append((path, key))
@@ -301,7 +301,7 @@ enum JobPlan {
         let lower = source.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             // `-` is standard input; a path may be a pipe too (`/dev/stdin`, `<(…)`): read to its end.
-            guard let bytes = Arguments.contents(of: source, limit: 16 << 20) else {
+            guard let bytes = try InputFile.contents(of: source, limit: 16 << 20) else {
                 throw PinFetchError(.usage, "cannot read \(source), or it is larger than 16 MiB")
             }
             return bytes

@@ -16,8 +16,16 @@ public final class SignalCancellation: Sendable {
     /// process that never called it (pinfetch as a library).
     private static let watched = Mutex<[Int32]>(SignalCancellation.stopSignals)
 
+    /// Whether any installed ``SignalCancellation`` took a stop signal in this process.
+    private static let anyReceived = Atomic<Bool>(false)
+
     private let signal = Atomic<Int32>(0)
     private let stopped = Atomic<Bool>(false)
+
+    /// Whether a stop signal came in this process (to any installed instance): waits that
+    /// cannot be cancelled as a task is (reading ``InputFile``s while the arguments are parsed)
+    /// look here.
+    static var stopRequested: Bool { Self.anyReceived.load(ordering: .acquiring) }
 
     /// Blocks the stop signals the parent did not ignore in the calling thread and in every
     /// thread it starts later. Call it first in `main`, before any other thread exists.
@@ -62,6 +70,7 @@ public final class SignalCancellation: Sendable {
                 let number = sigtimedwait(&set, nil, &timeout)
                 guard number > 0 else { continue }
                 _ = self.signal.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+                Self.anyReceived.store(true, ordering: .releasing)
                 cancel()
             }
         }

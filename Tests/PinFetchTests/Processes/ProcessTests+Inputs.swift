@@ -1,0 +1,97 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+/// Input files that never open: a FIFO without a writer given as `-H @FILE`, `-i`,
+/// `--checksum-file`, `--trusted-key` or `--signature`. The stop signals stay live while pinfetch
+/// waits for it: each ends the run with 128 + its number, one line naming the file, and nothing
+/// created; a pipe whose writer comes is read as before.
+extension ProcessTests {
+    /// Where the FIFO goes on the command line; the other inputs a run needs are real files.
+    enum FIFOInput: String, CaseIterable {
+        case headers = "-H @FIFO"
+        case inputFile = "-i FIFO"
+        case checksumFile = "--checksum-file FIFO"
+        case trustedKey = "--trusted-key FIFO"
+        case signature = "--signature FIFO"
+
+        /// The arguments, with the FIFO at `fifo` and the other files in `work`.
+        func arguments(_ fifo: String, _ work: String, url: String) -> [String] {
+            switch self {
+            case .headers: ["-H", "@" + fifo, "-o", work + "/out/file", url]
+            case .inputFile: ["-i", fifo, "-P", work + "/out"]
+            case .checksumFile: ["--checksum-file", fifo, "-o", work + "/out/file", url]
+            case .trustedKey: ["--trusted-key", fifo, "--checksum-file", work + "/SUMS", "-o", work + "/out/file", url]
+            case .signature:
+                [
+                    "--signature", fifo, "--trusted-key", work + "/release.pub", "--checksum-file", work + "/SUMS",
+                    "-o", work + "/out/file", url,
+                ]
+            }
+        }
+    }
+
+    /// Whether process `pid` holds `path` open (its `/proc/PID/fd` links): it is waiting on it.
+    static func holdsOpen(_ pid: pid_t, _ path: String) -> Bool {
+        let directory = "/proc/\(pid)/fd"
+        return listing(directory).contains {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) == path
+        }
+    }
+
+    @Test(arguments: FIFOInput.allCases, [SIGTERM, SIGINT, SIGHUP])
+    func `a stop signal ends a run waiting for an input pipe that has no writer`(
+        input: FIFOInput,
+        signal: Int32
+    ) async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a)) { server in
+            try await withTemporaryDirectory { work in
+                let output = try EndToEndTests.makeDirectory(work + "/out")
+                let fifo = work + "/input"
+                try #require(mkfifo(fifo, 0o600) == 0)
+                try "\(Fixtures.sha256A)  file\n".write(toFile: work + "/SUMS", atomically: true, encoding: .utf8)
+                try await SignedChecksumFileTests.minisignKey("release", in: work)
+                let child = try self.startPinfetch(
+                    input.arguments(fifo, work, url: server.url("/file")),
+                    logs: work + "/run"
+                )
+                defer { child.stop() }
+                try await Self.waitUntil("pinfetch holding \(fifo) open", child) {
+                    Self.holdsOpen(child.processIdentifier, fifo)
+                }
+                child.signal(signal)
+                let ended = try await child.wait(timeout: .seconds(10))
+                #expect(ended == .exited(128 + signal), "\(child.transcript)")
+                #expect(child.standardError.contains("stopped while waiting for '\(fifo)'"), "\(child.transcript)")
+                #expect(listing(output).isEmpty, "\(listing(output))")
+                #expect(server.requests.isEmpty)
+            }
+        }
+    }
+
+    @Test func `an input pipe whose writer comes late is read, and the run goes on`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a)) { server in
+            try await withTemporaryDirectory { work in
+                let fifo = work + "/headers"
+                try #require(mkfifo(fifo, 0o600) == 0)
+                let child = try self.startPinfetch(
+                    ["-H", "@" + fifo, "--sha256", Fixtures.sha256A, "-o", work + "/file", server.url("/file")],
+                    logs: work + "/run"
+                )
+                defer { child.stop() }
+                try await Self.waitUntil("pinfetch holding \(fifo) open", child) {
+                    Self.holdsOpen(child.processIdentifier, fifo)
+                }
+                let writer = open(fifo, O_WRONLY | O_CLOEXEC)
+                try #require(writer >= 0)
+                let line = Array("X-Late: yes\n".utf8)
+                #expect(write(writer, line, line.count) == line.count)
+                close(writer)
+                let ended = try await child.wait(timeout: .seconds(30))
+                #expect(ended == .exited(0), "\(child.transcript)")
+                #expect(contents(work + "/file") == Fixtures.a)
+                #expect(server.requests.first?.header("X-Late") == "yes")
+            }
+        }
+    }
+}
