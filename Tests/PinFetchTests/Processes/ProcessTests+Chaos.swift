@@ -196,10 +196,15 @@ extension ProcessTests {
         }
     }
 
-    /// Signal: a SIGINT 0 to 25 ms after the start, before or while pinfetch sets up its watcher.
+    /// Signal: a SIGINT 0 to 25 ms after the start, before or while pinfetch sets up its watcher,
+    /// with two busy processes beside it (a loaded machine stretches every window of the start).
     @Test func `a SIGINT in the first milliseconds is never lost`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
+                let busy = try (0..<2).map { index in
+                    try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], logs: "\(directory)/busy\(index)")
+                }
+                defer { busy.forEach { $0.stop() } }
                 for step in 0..<100 {
                     let child = try ChildProcess(
                         try EndToEndTests.pinfetchExecutable(),
