@@ -17,7 +17,9 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .target(name: "PinFetch", dependencies: ["CCurl", "COpenSSL"], swiftSettings: swiftSettings),
+        // glibc's <sys/xattr.h>, which the Glibc module does not include.
+        .systemLibrary(name: "CXattr"),
+        .target(name: "PinFetch", dependencies: ["CCurl", "COpenSSL", "CXattr"], swiftSettings: swiftSettings),
         .target(name: "PinFetchCLI", dependencies: ["PinFetch"], swiftSettings: swiftSettings),
         // pinfetch.1, the manual page, sits beside the tool's main.swift (ManPageTests checks it).
         .executableTarget(
@@ -26,7 +28,7 @@ let package = Package(
             exclude: ["pinfetch.1"],
             swiftSettings: swiftSettings
         ),
-        // Issue 5's benchmark. It runs the built `pinfetch` binary as a child process (it imports
+        // The benchmark (README, "Benchmark"). It runs the built `pinfetch` binary as a child process (it imports
         // no library); the dependencies make `swift run -c release pinfetch-bench` build both
         // executables it runs. `pinfetch-bench-measure` measures each child's own ru_maxrss.
         .executableTarget(

@@ -72,7 +72,7 @@ final class Partial {
     /// run would take it for edited in place and hash it all again).
     func restore(_ recovery: CheckpointRecovery) throws(PinFetchError) {
         let checkpoint = recovery.checkpoint
-        let partial = try PartialFile(path: self.sidecars.partial)
+        let partial = try PartialFile(path: self.sidecars.partial, partialOf: self.sidecars.destination)
         // A segmented partial keeps the spans its checkpoint lists past the offset.
         self.writtenAhead = recovery.spans.isEmpty ? nil : WrittenSpans(recovery.spans)
         let size = try partial.size()
@@ -134,7 +134,9 @@ final class Partial {
 
     /// For ``AnswerDecision/append(skip:end:totalLength:)``: the body continues the partial.
     func continueRepresentation(_ head: ResponseHead, totalLength: Int64?) throws(PinFetchError) {
-        if self.file == nil { self.file = try PartialFile(path: self.sidecars.partial) }
+        if self.file == nil {
+            self.file = try PartialFile(path: self.sidecars.partial, partialOf: self.sidecars.destination)
+        }
         if let totalLength { self.state.totalLength = totalLength }
         self.state.remoteModified = head.value("last-modified").flatMap { HTTPDate.parse($0) }
         self.crossCheck = nil  // the MD5 is only checked over one answer from byte 0
@@ -275,7 +277,9 @@ final class Partial {
     /// Empties the partial (keeping the file open) and forgets its representation.
     func reset() throws(PinFetchError) {
         try FileSystem.removeRegularFile(self.sidecars.checkpoint)  // first: a checkpoint never outlives its bytes
-        if self.file == nil { self.file = try PartialFile(path: self.sidecars.partial, fresh: true) }
+        if self.file == nil {
+            self.file = try PartialFile(path: self.sidecars.partial, fresh: true, partialOf: self.sidecars.destination)
+        }
         try self.file!.truncate(to: 0)
         self.digest.reset()
         self.state = self.state.emptied
@@ -312,7 +316,7 @@ final class Partial {
     /// The open partial for a zero-byte body, which wrote none, or the one there is.
     func openForPlacement() throws(PinFetchError) -> PartialFile {
         if let file = self.file { return file }
-        let file = try PartialFile(path: self.sidecars.partial, fresh: true)
+        let file = try PartialFile(path: self.sidecars.partial, fresh: true, partialOf: self.sidecars.destination)
         self.file = file
         return file
     }

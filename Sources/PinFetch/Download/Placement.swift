@@ -17,6 +17,7 @@ struct Placement: Sendable {
     /// - Throws: ``PinFetchError/Code/fileIO`` when any of these fails, or `path` names another
     ///   file now (nothing is renamed then).
     func place(_ file: PartialFile, at path: String, modificationTime: Int64? = nil) throws(PinFetchError) {
+        PartialMark.remove(file.descriptor)  // a placed file is no partial
         try file.setMode(FileSystem.creationMode)
         if let modificationTime { try file.setModificationTime(modificationTime) }  // durable with the bytes
         try file.synchronize()

@@ -54,8 +54,13 @@ struct Preparation {
     /// A run of a version before the checkpoint slots, killed while writing a checkpoint, left a
     /// temporary; holding the lock, no one else writes it. Only one that is pinfetch's goes (a
     /// placement left by a killed run goes when the cache is used again: it is made afresh).
-    /// - Throws: ``PinFetchError/Code/fileIO`` when the checkpoint's path is not a regular file.
+    /// Before that, what is beside the destination must be its own, and the destination no
+    /// sidecar another destination's download still needs (``SidecarOwnership``).
+    /// - Throws: ``PinFetchError/Code/fileIO`` when the checkpoint's path is not a regular file,
+    ///   or a sidecar path holds another file.
     static func clearLeftovers(_ sidecars: Sidecars) throws(PinFetchError) {
+        try SidecarOwnership.checkNotInUse(sidecars.destination)
+        try SidecarOwnership.checkOwn(sidecars)
         if let head = FileSystem.readSmallFile(sidecars.checkpointTemporary, limit: CheckpointFile.maximumSize),
             CheckpointSlots.looksLikeStateFile(head)
         {

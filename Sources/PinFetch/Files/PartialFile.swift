@@ -18,14 +18,16 @@ final class PartialFile: Sendable {
     /// never waiting on a FIFO (what is planted beside a destination).
     /// A `fresh` file is made anew: whatever is at `path` is removed (a link name only, never
     /// what it points to) and the file is created with `O_EXCL`, so nothing planted there in
-    /// between (a hard link to another file) is ever truncated or written.
+    /// between (a hard link to another file) is ever truncated or written. A file opened as the
+    /// partial of a destination (`partialOf`) gets its ``PartialMark``.
     /// - Throws: ``PinFetchError/Code/fileIO`` naming the path when it cannot be opened or is
     ///   not a regular file.
     init(
         path: String,
         readOnly: Bool = false,
         followingLinks: Bool = false,
-        fresh: Bool = false
+        fresh: Bool = false,
+        partialOf destination: String? = nil
     )
         throws(PinFetchError)
     {
@@ -45,6 +47,7 @@ final class PartialFile: Sendable {
             close(fd)
             throw PinFetchError(.fileIO, "\(path) is not a regular file: remove it, or choose another output")
         }
+        if let destination { PartialMark.set(fd, destination: destination) }
         self.path = path
         self.descriptor = fd
     }

@@ -204,7 +204,7 @@ extension ProcessTests {
                 let busy = try (0..<2).map { index in
                     try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], logs: "\(directory)/busy\(index)")
                 }
-                defer { busy.forEach { $0.stop() } }
+                defer { for process in busy { process.stop() } }
                 for step in 0..<100 {
                     let child = try ChildProcess(
                         try EndToEndTests.pinfetchExecutable(),

@@ -281,6 +281,24 @@ struct PlantedPartialTests {
         }
     }
 
+    /// Planted file: the user's own x.part or x.part.state (no mark, no checkpoint beside it) is
+    /// neither emptied, removed nor renamed onto x; the run says which path holds it.
+    @Test(arguments: ["x.part", "x.part.state"])
+    func `a user's file at a sidecar path is left alone, and the run says so`(name: String) async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                try Data("mine".utf8).write(to: URL(filePath: "\(directory)/\(name)"))
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let result = await Fetcher.immediate(retries: 0).run(server.url(), to: "\(directory)/x", verifying: pin)
+                #expect(result.error?.code == .fileIO, "\(failure(result))")
+                #expect(result.error?.message.contains("\(directory)/\(name) is not a") == true, "\(failure(result))")
+                #expect(server.requests.isEmpty)
+                #expect(listing(directory) == [name])
+                #expect(contents("\(directory)/\(name)") == Array("mine".utf8))
+            }
+        }
+    }
+
     /// Planted file: the user's own x.part.cache and x.part.state.tmp beside the destination x.
     @Test func `files named like a placement or an old checkpoint temporary are not pinfetch's to remove`()
         async throws
