@@ -4,12 +4,17 @@ import FoundationEssentials
 /// A hash algorithm that pinfetch can pin and checkpoint.
 public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
     case sha256
+    /// SHA-384 (FIPS 180-4): SHA-512's function with other initial values, cut to 48 bytes;
+    /// the algorithm SRI metadata gives most often.
+    case sha384
     case sha512
 
-    /// The digest length in bytes: 32 for SHA-256, 64 for SHA-512.
+    /// The digest length in bytes: 32 for SHA-256, 48 for SHA-384, 64 for SHA-512. A longer
+    /// digest is the stronger algorithm (W3C SRI §3.3.2's order).
     public var digestLength: Int {
         switch self {
         case .sha256: 32
+        case .sha384: 48
         case .sha512: 64
         }
     }
@@ -17,15 +22,27 @@ public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// The digest the user expects the downloaded bytes to have.
 ///
-/// Accepted spellings (<doc:CommandLine#Options>, `--sha256` and `--checksum`): 64 hex digits (SHA-256) or
-/// 128 (SHA-512), any case; `sha256:HEX`, `sha512:HEX`; and Subresource Integrity metadata
-/// (`sha256-BASE64`, `sha512-BASE64`, W3C SRI §3.5), where of several space-separated tokens the
-/// strongest supported one counts. Hex is case-insensitive, base64 is not.
+/// Accepted spellings (<doc:CommandLine#Options>, `--sha256` and `--checksum`): 64 hex digits
+/// (SHA-256), 96 (SHA-384) or 128 (SHA-512), any case; `sha256:HEX`, `sha384:HEX`,
+/// `sha512:HEX`; and Subresource Integrity metadata (`sha256-BASE64`, `sha384-BASE64`,
+/// `sha512-BASE64`, W3C SRI §3.5). Of several space-separated tokens the strongest algorithm
+/// counts, and bytes that match any of its values pass (SRI §3.3.4: a list may name more than
+/// one acceptable representation). Hex is case-insensitive, base64 is not.
 public struct Pin: Sendable, Hashable, CustomStringConvertible {
     /// The algorithm the digest was made with.
     public var algorithm: HashAlgorithm
-    /// The raw digest: ``HashAlgorithm/digestLength`` bytes.
+    /// The raw digest: ``HashAlgorithm/digestLength`` bytes. Of an integrity list, its first
+    /// value of the strongest algorithm.
     public var digest: [UInt8]
+    /// The other values of ``algorithm`` an integrity list gave, in its order (each
+    /// ``HashAlgorithm/digestLength`` bytes); bytes matching any of them pass too. Usually empty.
+    public var alternatives: [[UInt8]] = []
+
+    /// ``digest`` and then ``alternatives``: every digest that passes.
+    public var digests: [[UInt8]] { [self.digest] + self.alternatives }
+
+    /// Whether `digest` (of bytes hashed with ``algorithm``) is one the pin accepts.
+    public func matches(_ digest: [UInt8]) -> Bool { self.digests.contains(digest) }
 
     /// Creates a pin from raw digest bytes.
     /// - Throws: ``PinFetchError/Code/usage`` when `digest` is not `algorithm.digestLength` bytes.
@@ -46,10 +63,11 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         try self.init(algorithm: .sha256, hex: hex)
     }
 
-    /// Parses a `--checksum` spec: `sha256:HEX`, `sha512:HEX`, bare hex of 64 or 128 digits,
-    /// or SRI tokens (`sha256-BASE64`, `sha512-BASE64`, several separated by spaces).
+    /// Parses a `--checksum` spec: `sha256:HEX`, `sha384:HEX`, `sha512:HEX`, bare hex of 64, 96
+    /// or 128 digits, or SRI tokens (`sha256-BASE64`, `sha384-BASE64`, `sha512-BASE64`,
+    /// several separated by spaces).
     /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong, for a malformed spec or
-    ///   one with only unsupported algorithms (e.g. `md5:`, `sha384-`).
+    ///   one with only unsupported algorithms (e.g. `md5:`, `sha1-`).
     public init(parsing spec: String) throws(PinFetchError) {
         let trimmed = String(spec.trimmingWhitespace())
         guard !trimmed.isEmpty else { throw PinFetchError(.usage, "empty checksum") }
@@ -57,17 +75,18 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
             let name = trimmed[..<colon].lowercased()
             let value = String(trimmed[trimmed.index(after: colon)...])
             guard let algorithm = HashAlgorithm(label: name) else {
-                throw PinFetchError(.usage, "unsupported checksum algorithm '\(name)' (use sha256 or sha512)")
+                throw PinFetchError(.usage, "unsupported checksum algorithm '\(name)' (use sha256, sha384 or sha512)")
             }
             try self.init(algorithm: algorithm, hex: value)
         } else if trimmed.allSatisfy(\.isHexDigit) {
             switch trimmed.count {
             case 64: try self.init(algorithm: .sha256, hex: trimmed)
+            case 96: try self.init(algorithm: .sha384, hex: trimmed)
             case 128: try self.init(algorithm: .sha512, hex: trimmed)
             default:
                 throw PinFetchError(
                     .usage,
-                    "a hex checksum has 64 (sha256) or 128 (sha512) digits, not \(trimmed.count)"
+                    "a hex checksum has 64 (sha256), 96 (sha384) or 128 (sha512) digits, not \(trimmed.count)"
                 )
             }
         } else {
@@ -83,8 +102,9 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         try self.init(algorithm: algorithm, digest: bytes)
     }
 
-    /// Picks the strongest supported token of SRI metadata; tokens of unknown algorithms are
-    /// skipped, as SRI §3.3.3 says, but a malformed token of a supported one is an error.
+    /// The values of the strongest supported algorithm of SRI metadata (SRI §3.3.3 and §3.3.4),
+    /// the first as ``digest``; tokens of unknown algorithms are skipped, as SRI says, but a
+    /// malformed token of a supported one is an error.
     private static func strongestIntegrityToken(in metadata: String) throws(PinFetchError) -> Pin {
         var best: Pin?
         for token in metadata.split(whereSeparator: \.isWhitespace) {
@@ -98,12 +118,16 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
                 throw PinFetchError(.usage, "malformed \(algorithm.rawValue) SRI digest '\(token.prefix(100))'")
             }
             let pin = try Pin(algorithm: algorithm, digest: [UInt8](data))
-            if best == nil || pin.algorithm.digestLength > best!.algorithm.digestLength { best = pin }
+            if best == nil || pin.algorithm.digestLength > best!.algorithm.digestLength {
+                best = pin
+            } else if pin.algorithm == best!.algorithm, !best!.matches(pin.digest) {
+                best!.alternatives.append(pin.digest)
+            }
         }
         guard let best else {
             throw PinFetchError(
                 .usage,
-                "no supported algorithm in checksum '\(metadata.prefix(80))' (use sha256 or sha512)"
+                "no supported algorithm in checksum '\(metadata.prefix(80))' (use sha256, sha384 or sha512)"
             )
         }
         return best
@@ -151,10 +175,12 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension HashAlgorithm {
-    /// Accepts `sha256`, `sha-256`, `sha512`, `sha-512` (lower-cased by the caller).
+    /// Accepts `sha256`, `sha-256`, `sha384`, `sha-384`, `sha512`, `sha-512` (lower-cased by
+    /// the caller).
     init?(label: some StringProtocol) {
         switch label {
         case "sha256", "sha-256": self = .sha256
+        case "sha384", "sha-384": self = .sha384
         case "sha512", "sha-512": self = .sha512
         default: return nil
         }

@@ -229,12 +229,12 @@ enum JobPlan {
                 let decoded = Text.percentDecoded(parameter) ?? String(parameter)
                 let parts = decoded.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let name = parts[0].lowercased()
-                guard ["sha256", "sha512"].contains(name), parts.count == 2 else {
+                guard ["sha256", "sha384", "sha512"].contains(name), parts.count == 2 else {
                     if Self.namesDigest(name) {
                         throw PinFetchError(
                             .usage,
                             "\(Redaction.url(url)): the fragment's \(SafeFileName.quoted(String(parts[0]))) is no pin "
-                                + "pinfetch can check; write sha256=HEX or sha512=HEX"
+                                + "pinfetch can check; write sha256=HEX, sha384=HEX or sha512=HEX"
                         )
                     }
                     continue
@@ -261,7 +261,7 @@ enum JobPlan {
     }
 
     /// Whether a fragment parameter's name (lower-cased) names a digest algorithm, as pip's
-    /// (`md5`, `sha1`, `sha224`, `sha384`), RFC 9530's (`sha-256`) or SRI's (`integrity`) do.
+    /// (`md5`, `sha1`, `sha224`), RFC 9530's (`sha-256`) or SRI's (`integrity`) do.
     private static func namesDigest(_ name: String) -> Bool {
         let bare = name.filter { $0 != "-" && $0 != "_" }
         if ["md5", "integrity", "checksum", "digest", "hash"].contains(bare) { return true }

@@ -66,7 +66,10 @@ extension OptionTable {
         OptionSpec(
             "--checksum",
             .value(placeholder: "SPEC"),
-            help: ["sha256:HEX | sha512:HEX | sha256-BASE64 | sha512-BASE64 (SRI)"]
+            help: [
+                "sha256:HEX | sha384:HEX | sha512:HEX | SRI metadata",
+                "(sha384-BASE64 ...: any value of its strongest algorithm)",
+            ]
         ) { arguments, option throws(ArgumentError) in
             try arguments.notePin(option)
             arguments.pin = try option.read { spec throws(PinFetchError) in try Pin(parsing: spec) }

@@ -1,9 +1,10 @@
 internal import COpenSSL
 
-/// A running SHA-256 or SHA-512 over the bytes of a partial, whose state can be saved and
-/// restored: the hash half of a checkpoint (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>).
+/// A running SHA-256, SHA-384 or SHA-512 over the bytes of a partial, whose state can be saved
+/// and restored: the hash half of a checkpoint (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>).
 ///
-/// Owns one OpenSSL `SHA256_CTX` / `SHA512_CTX`. The serialized state is the raw context
+/// Owns one OpenSSL `SHA256_CTX` / `SHA512_CTX` (SHA-384 is SHA-512's function in the same
+/// context, started from other values and cut to 48 bytes, so it checkpoints the same way). The serialized state is the raw context
 /// bytes; it is only restored on the same context size and OpenSSL version (the checkpoint
 /// records both) and when the context's own byte counter equals the checkpoint offset.
 /// Not thread-safe: one thread feeds it at a time.
@@ -19,7 +20,7 @@ final class RunningDigest {
     static func stateSize(of algorithm: HashAlgorithm) -> Int {
         switch algorithm {
         case .sha256: MemoryLayout<SHA256_CTX>.size
-        case .sha512: MemoryLayout<SHA512_CTX>.size
+        case .sha384, .sha512: MemoryLayout<SHA512_CTX>.size
         }
     }
 
@@ -53,16 +54,19 @@ final class RunningDigest {
     func reset() {
         switch self.algorithm {
         case .sha256: _ = SHA256_Init(self.context.assumingMemoryBound(to: SHA256_CTX.self))
+        case .sha384: _ = SHA384_Init(self.context.assumingMemoryBound(to: SHA512_CTX.self))
         case .sha512: _ = SHA512_Init(self.context.assumingMemoryBound(to: SHA512_CTX.self))
         }
     }
 
-    /// Hashes `bytes`. The corresponding C functions are `SHA256_Update` / `SHA512_Update`.
+    /// Hashes `bytes`. The corresponding C functions are `SHA256_Update` / `SHA512_Update`
+    /// (which `SHA384_Update` is).
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         switch self.algorithm {
         case .sha256: _ = SHA256_Update(self.context.assumingMemoryBound(to: SHA256_CTX.self), base, bytes.count)
-        case .sha512: _ = SHA512_Update(self.context.assumingMemoryBound(to: SHA512_CTX.self), base, bytes.count)
+        case .sha384, .sha512:
+            _ = SHA512_Update(self.context.assumingMemoryBound(to: SHA512_CTX.self), base, bytes.count)
         }
     }
 
@@ -72,7 +76,7 @@ final class RunningDigest {
         case .sha256:
             let c = self.context.assumingMemoryBound(to: SHA256_CTX.self).pointee
             return Int64(bitPattern: (UInt64(c.Nh) << 32 | UInt64(c.Nl)) >> 3)
-        case .sha512:
+        case .sha384, .sha512:
             let c = self.context.assumingMemoryBound(to: SHA512_CTX.self).pointee
             guard c.Nh >> 61 == 0 else { return -1 }  // more bytes than Int64 holds: corrupt
             return Int64(bitPattern: c.Nl >> 3 | c.Nh << 61)
@@ -91,6 +95,9 @@ final class RunningDigest {
         case .sha256:
             var copy = self.context.assumingMemoryBound(to: SHA256_CTX.self).pointee
             _ = SHA256_Final(&out, &copy)
+        case .sha384:
+            var copy = self.context.assumingMemoryBound(to: SHA512_CTX.self).pointee
+            _ = SHA384_Final(&out, &copy)
         case .sha512:
             var copy = self.context.assumingMemoryBound(to: SHA512_CTX.self).pointee
             _ = SHA512_Final(&out, &copy)
@@ -109,7 +116,7 @@ final class RunningDigest {
             let c = self.context.assumingMemoryBound(to: SHA256_CTX.self).pointee
             (buffered, digestLength, blockSize) = (Int(c.num), Int(c.md_len), Int(SHA256_CBLOCK))
             guard c.Nl & 7 == 0 else { return false }
-        case .sha512:
+        case .sha384, .sha512:
             let c = self.context.assumingMemoryBound(to: SHA512_CTX.self).pointee
             (buffered, digestLength, blockSize) = (Int(c.num), Int(c.md_len), Int(SHA512_CBLOCK))
             guard c.Nl & 7 == 0 else { return false }

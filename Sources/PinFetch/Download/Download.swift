@@ -179,7 +179,7 @@ final class Download {
         try existing.hash(from: 0, to: size, into: running) { self.requester.shouldStop }
         self.tally.rehashedBytes += size
         let digest = running.finalize()
-        guard digest == pin.digest else { return nil }
+        guard pin.matches(digest) else { return nil }
         try self.mirrorSource.superseded(size: size)
         self.tally.status = .alreadyComplete
         return digest

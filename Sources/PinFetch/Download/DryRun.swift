@@ -46,7 +46,7 @@ package enum DryRun {
             {
                 let digest = RunningDigest(algorithm: pin.algorithm)
                 try existing.hash(from: 0, to: size, into: digest, isCancelled: isCancelled)
-                if digest.finalize() == pin.digest { return .alreadyComplete }
+                if pin.matches(digest.finalize()) { return .alreadyComplete }
             }
             if let directory = options.cacheDirectory,
                 case .hit(let entry) = DigestCache(directory: directory).lookup(pin.algorithm, digest: pin.digest)

@@ -12,7 +12,7 @@ struct DigestCheck {
     func mismatch(of digest: [UInt8]) -> String? {
         let algorithm = self.state.algorithm.rawValue
         let got = "\(algorithm):\(Pin.hex(digest))"
-        if let pin = self.pin, pin.digest != digest {
+        if let pin = self.pin, !pin.matches(digest) {
             return "checksum mismatch for \(self.destination): expected \(pin), got \(got)"
         }
         if let served = self.state.serverDigest, served.digest == ResponseHead.contradiction {

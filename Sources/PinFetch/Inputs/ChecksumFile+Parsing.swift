@@ -10,7 +10,7 @@ extension ChecksumFile {
     static let endSignature = Array("-----END PGP SIGNATURE-----".utf8)
 
     /// Names of unsupported algorithms by the number of hex digits of a GNU line.
-    static let unsupportedHexLengths = [32: "md5", 40: "sha1", 56: "sha224", 96: "sha384"]
+    static let unsupportedHexLengths = [32: "md5", 40: "sha1", 56: "sha224"]
 
     /// The file as UTF-8 bytes, after its byte order mark (UTF-8, UTF-16 LE, UTF-16 BE).
     static func decodedText(_ bytes: [UInt8]) -> [UInt8] {
@@ -112,10 +112,11 @@ extension ChecksumFile {
         return nil
     }
 
-    /// `sha256`, `sha-256`, `sha2-256` and the same for 512 (lower case).
+    /// `sha256`, `sha-256`, `sha2-256` and the same for 384 and 512 (lower case).
     static func taggedAlgorithm(_ label: String) -> HashAlgorithm? {
         switch label {
         case "sha256", "sha-256", "sha2-256": .sha256
+        case "sha384", "sha-384", "sha2-384": .sha384
         case "sha512", "sha-512", "sha2-512": .sha512
         default: nil
         }
@@ -126,6 +127,7 @@ extension ChecksumFile {
         let algorithm: HashAlgorithm
         switch hex.count {
         case 64: algorithm = .sha256
+        case 96: algorithm = .sha384
         case 128: algorithm = .sha512
         default: return Self.unsupportedHexLengths[hex.count].map { .unsupported($0) }
         }

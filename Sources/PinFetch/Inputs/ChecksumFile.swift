@@ -4,16 +4,16 @@
 /// Accepted lines, each on its own line (LF or CRLF):
 /// - GNU coreutils (`sha256sum`): `HEX  name`, `HEX *name` (binary flag), `HEX name` (the
 ///   `md5 -r` form) and `HEX<TAB>name`. The algorithm follows from the number of hex digits
-///   (any case): 64 is SHA-256 and 128 is SHA-512 (so a `b2sum` file reads as SHA-512 and then
-///   fails to match: exit 9, never a false pass); 32 (MD5), 40 (SHA-1), 56 (SHA-224) and 96
-///   (SHA-384) are recorded as unsupported. A line that starts with `\` has an escaped name:
+///   (any case): 64 is SHA-256, 96 SHA-384 and 128 SHA-512 (so a `b2sum` file reads as SHA-512
+///   and then fails to match: exit 9, never a false pass); 32 (MD5), 40 (SHA-1) and 56
+///   (SHA-224) are recorded as unsupported. A line that starts with `\` has an escaped name:
 ///   `\\` is a backslash, `\n` a line feed, `\r` a carriage return (coreutils `digest.c`); any
 ///   other escape makes it no checksum line.
 /// - BSD tagged (`sha256sum --tag`, `shasum --tag`, FreeBSD `sha256`, Fedora `CHECKSUM`):
-///   `SHA256 (name) = HEX`, also `SHA-256`, `SHA512`, `SHA-512`, and OpenSSL's `dgst` spelling
+///   `SHA256 (name) = HEX`, also `SHA-256`, `SHA384`, `SHA512` (with or without the dash), and OpenSSL's `dgst` spelling
 ///   `SHA2-256(name)= HEX`. The name ends at the last `) = ` (or `)= `), so names may hold spaces
 ///   and parentheses. A supported algorithm also takes its digest in base64 (`cksum --base64`).
-///   Any other tag (`MD5`, `SHA1`, `SHA384`, `BLAKE2b`, ...) is recorded as unsupported.
+///   Any other tag (`MD5`, `SHA1`, `SHA224`, `BLAKE2b`, ...) is recorded as unsupported.
 /// - A bare digest: the file's only line is one hex digest (Go's and Kubernetes' `*.sha256`), or
 ///   its only checksum line names `-` (what `sha256sum < file` writes). It applies to any name.
 ///
@@ -46,7 +46,7 @@ package struct ChecksumFile: Sendable {
     struct UnsupportedEntry: Sendable, Hashable {
         /// The name, or `nil` for a bare digest.
         var name: String?
-        /// The algorithm, lower case: `md5`, `sha1`, `sha224`, `sha384`, or a BSD tag as written.
+        /// The algorithm, lower case: `md5`, `sha1`, `sha224`, or a BSD tag as written.
         var algorithm: String
         var line: Int
     }
@@ -206,7 +206,7 @@ package struct ChecksumFile: Sendable {
                 throw PinFetchError(
                     .usage,
                     "the checksum file has only \(algorithms.joined(separator: ", ")) checksums for "
-                        + "\(SafeFileName.quoted(fileName)) (pinfetch verifies sha256 and sha512)"
+                        + "\(SafeFileName.quoted(fileName)) (pinfetch verifies sha256, sha384 and sha512)"
                 )
             }
             throw PinFetchError(.usage, "no checksum for \(SafeFileName.quoted(fileName)) in the checksum file")

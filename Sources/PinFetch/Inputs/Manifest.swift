@@ -151,7 +151,7 @@ package struct Manifest: Sendable {
             if checksumFile.bareDigest != nil {
                 throw PinFetchError(.usage, "the checksum file is a single bare digest and names no file to fetch")
             }
-            throw PinFetchError(.usage, "the checksum file has no sha256 or sha512 entries")
+            throw PinFetchError(.usage, "the checksum file has no sha256, sha384 or sha512 entries")
         }
         // Names are told apart by their bytes, as the file system does: `café` written as
         // NFC and as NFD are two files (a Swift `String` would take them for one).

@@ -53,16 +53,27 @@ extension ChecksumFileTests {
         Unsupported(text: "\(md5)  app.tar.gz\n", algorithm: "md5"),
         Unsupported(text: "\(sha1) *app.tar.gz\n", algorithm: "sha1"),
         Unsupported(text: "\(sha224)  app.tar.gz\n", algorithm: "sha224"),
-        Unsupported(text: "\(sha384)  app.tar.gz\n", algorithm: "sha384"),
         Unsupported(text: "MD5 (app.tar.gz) = \(md5)\n", algorithm: "md5"),
         Unsupported(text: "SHA1 (app.tar.gz) = \(sha1)\n", algorithm: "sha1"),
-        Unsupported(text: "SHA384 (app.tar.gz) = \(sha384)\n", algorithm: "sha384"),
         Unsupported(text: "BLAKE2b (app.tar.gz) = \(hexC)\n", algorithm: "blake2b"),
         Unsupported(text: "SHA512/256 (app.tar.gz) = \(hexA)\n", algorithm: "sha512/256"),
         Unsupported(text: "\(md5)\n", algorithm: "md5"),
         Unsupported(text: "\(sha1)  -\n", algorithm: "sha1"),
         Unsupported(text: "\(md5)  app.tar.gz\n\(sha1)  app.tar.gz\n\(hexA)  other.tar.gz\n", algorithm: "md5, sha1"),
     ]
+
+    /// `sha384sum` output and BSD `SHA384 (…) =` lines pin SHA-384; of several algorithms for one
+    /// name the strongest counts (SHA-512 over SHA-384 over SHA-256).
+    @Test func `SHA-384 entries pin SHA-384, below SHA-512 and above SHA-256`() throws {
+        for text in ["\(Self.sha384)  app.tar.gz\n", "SHA384 (app.tar.gz) = \(Self.sha384)\n"] {
+            let pin = try Self.parse(text).pin(for: "app.tar.gz")
+            #expect(pin == (try Pin(parsing: "sha384:\(Self.sha384)")), "\(text)")
+        }
+        let mixed = try Self.parse("\(Self.hexA)  app.tar.gz\n\(Self.sha384)  app.tar.gz\n")
+        #expect(try mixed.pin(for: "app.tar.gz").algorithm == .sha384)
+        let all = try Self.parse("\(Self.sha384)  app.tar.gz\n\(Self.hexC)  app.tar.gz\n\(Self.hexA)  app.tar.gz\n")
+        #expect(try all.pin(for: "app.tar.gz").algorithm == .sha512)
+    }
 
     @Test(arguments: Self.unsupported)
     func `only unsupported algorithms for a name is a usage error that names them`(item: Unsupported) throws {

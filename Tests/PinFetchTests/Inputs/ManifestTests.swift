@@ -315,7 +315,7 @@ struct ManifestTests {
         BadChecksumFile(text: "\(hexA)  a//b\n", baseURL: "https://m.example/", reason: "empty, '.' or '..' segment"),
         BadChecksumFile(text: "\(hexA)  a/./b\n", baseURL: "https://m.example/", reason: "empty, '.' or '..' segment"),
         BadChecksumFile(text: hexA, baseURL: "https://m.example/", reason: "bare digest"),
-        BadChecksumFile(text: "\(md5)  a.bin\n", baseURL: "https://m.example/", reason: "no sha256 or sha512"),
+        BadChecksumFile(text: "\(md5)  a.bin\n", baseURL: "https://m.example/", reason: "no sha256, sha384 or sha512"),
         BadChecksumFile(text: "\(hexA)  /abs/a.bin\n", baseURL: "https://m.example/", reason: "line 1"),
         BadChecksumFile(text: "\(hexB)  ok\n\(hexA)  ../a.bin\n", baseURL: "https://m.example/", reason: "line 2"),
         BadChecksumFile(text: "\(hexA)  x/../../a.bin\n", baseURL: "https://m.example/", reason: "'..' segment"),

@@ -16,8 +16,13 @@ struct PinTests {
     static let sha256Base64 = "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
     static let sha512Base64 =
         "3a81oZNherrMQXNJriBBMRLm+k6JqX6iCp7u5ktV05ohkpkqJ0/BqDa6PCOj/uu9RU1EI2Q86A4qmslPpUyknw=="
-    /// SHA-384("abc") in base64: an algorithm pinfetch does not support.
+    /// SHA-384("abc"), FIPS 180-2 appendix D.1, in hex and base64.
+    static let sha384Hex =
+        "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7"
     static let sha384Base64 = "ywB1P0WjXou1oD1pmsZQBycsMqsO3tFjGotgWkP/W+2AhgcroefMI1i67KE0yCWn"
+    /// SHA-512("abd") in base64: another representation an integrity list may name.
+    static let otherSHA512Base64 =
+        "GphAwnpc8i2rBgzdioPaKw+8sa61LU+dOJS2OQg+IFpas/avrushuOmbXg/pPar6q+7ydNpdbq3MnbNuW29kxA=="
 
     /// The digest bytes of `hex`, decoded here rather than by the code under test.
     static func bytes(_ hex: String) -> [UInt8] {
@@ -50,9 +55,7 @@ struct PinTests {
         "sha256-\(PinTests.sha256Base64)",
         "SHA256-\(PinTests.sha256Base64)",
         "sha256-\(PinTests.sha256Base64)?ct=application/octet-stream",
-        "sha384-\(PinTests.sha384Base64) sha256-\(PinTests.sha256Base64)",
         "md5-kAFQmDzST7DWlj99KOF/cg== sha256-\(PinTests.sha256Base64)",
-        "sha256-\(PinTests.sha256Base64) sha384-\(PinTests.sha384Base64)",
         "sha1-qZk+NkcGgWq6PiVxeFDCbJzQ2J0=\tsha256-\(PinTests.sha256Base64)",
     ]
 
@@ -88,6 +91,42 @@ struct PinTests {
         #expect(pin.hex == Self.sha512Hex)
     }
 
+    static let sha384Specs = [
+        PinTests.sha384Hex,
+        PinTests.sha384Hex.uppercased(),
+        "sha384:\(PinTests.sha384Hex)",
+        "SHA-384:\(PinTests.sha384Hex)",
+        "sha384-\(PinTests.sha384Base64)",
+        "sha384-\(PinTests.sha384Base64) sha256-\(PinTests.sha256Base64)",
+        "sha256-\(PinTests.sha256Base64) sha384-\(PinTests.sha384Base64)?ct=x",
+    ]
+
+    /// SHA-384 (SRI's most common algorithm) in every spelling; above SHA-256, below SHA-512.
+    @Test(arguments: Self.sha384Specs)
+    func `SHA-384 spellings parse to the digest of abc`(spec: String) throws {
+        let pin = try Pin(parsing: spec)
+        #expect(pin.algorithm == .sha384)
+        #expect(pin.digest == Self.bytes(Self.sha384Hex))
+        #expect(pin.description == "sha384:\(Self.sha384Hex)")
+        #expect(pin.alternatives.isEmpty)
+    }
+
+    /// W3C SRI §3.3.4: a list with several values of its strongest algorithm accepts any of them;
+    /// values of weaker algorithms are not consulted.
+    @Test func `an integrity list accepts any value of its strongest algorithm`() throws {
+        let pin = try Pin(
+            parsing: "sha512-\(Self.otherSHA512Base64) sha256-\(Self.sha256Base64) sha512-\(Self.sha512Base64) "
+                + "sha512-\(Self.otherSHA512Base64)"
+        )
+        #expect(pin.algorithm == .sha512)
+        #expect(pin.digest == [UInt8](Data(base64Encoded: Self.otherSHA512Base64)!))
+        #expect(pin.alternatives == [Self.bytes(Self.sha512Hex)])  // each value once, in order
+        #expect(pin.matches(Self.bytes(Self.sha512Hex)))
+        #expect(pin.matches([UInt8](Data(base64Encoded: Self.otherSHA512Base64)!)))
+        #expect(!pin.matches(Self.bytes(Self.sha256Hex)))
+        #expect(try Pin(parsing: "sha512-\(Self.sha512Base64)").alternatives.isEmpty)
+    }
+
     static let malformedSpecs = [
         "",
         "   ",
@@ -106,14 +145,15 @@ struct PinTests {
         "sha256: \(PinTests.sha256Hex)",
         "md5:d41d8cd98f00b204e9800998ecf8427e",
         "sha1:da39a3ee5e6b4b0d3255bfef95601890afd80709",
-        "sha384:\(PinTests.sha512Hex)",
+        "sha384:\(PinTests.sha512Hex)",  // a SHA-512 length under the SHA-384 label
+        "sha384-\(PinTests.sha256Base64)",  // base64 of 32 bytes under sha384
         "sha256-!!!!",
         "sha256-",
         "sha256-\(PinTests.sha512Base64)",  // base64 of 64 bytes under sha256
         "sha512-\(PinTests.sha256Base64)",  // base64 of 32 bytes under sha512
         "sha256-\(PinTests.sha256Base64.dropLast())",  // padding cut
         "sha256-\(PinTests.sha256Base64) sha512-%%%%",  // a malformed supported token is an error
-        "sha384-\(PinTests.sha384Base64)",  // only unsupported algorithms
+        "sha1-qZk+NkcGgWq6PiVxeFDCbJzQ2J0=",  // only unsupported algorithms
         "md5-kAFQmDzST7DWlj99KOF/cg==",
         "xyz",
         "sha256 \(PinTests.sha256Hex)",

@@ -127,7 +127,7 @@ struct CheckpointTests {
         #expect(decoded.encoded() == bytes)
     }
 
-    @Test(arguments: [HashAlgorithm.sha256, .sha512])
+    @Test(arguments: HashAlgorithm.allCases)
     func `any single flipped byte makes the record unusable`(algorithm: HashAlgorithm) {
         let bytes = Self.checkpoint(algorithm: algorithm).encoded()
         #expect(Checkpoint(decoding: bytes) != nil)
@@ -142,7 +142,7 @@ struct CheckpointTests {
         #expect(accepted == [])
     }
 
-    @Test(arguments: [HashAlgorithm.sha256, .sha512])
+    @Test(arguments: HashAlgorithm.allCases)
     func `every truncation makes the record unusable`(algorithm: HashAlgorithm) {
         let bytes = Self.checkpoint(algorithm: algorithm).encoded()
         let accepted = (0..<bytes.count).filter { Checkpoint(decoding: Array(bytes[..<$0])) != nil }
@@ -247,6 +247,7 @@ struct RunningDigestTests {
         var out = [UInt8](repeating: 0, count: algorithm.digestLength)
         switch algorithm {
         case .sha256: _ = SHA256(bytes, bytes.count, &out)
+        case .sha384: _ = SHA384(bytes, bytes.count, &out)
         case .sha512: _ = SHA512(bytes, bytes.count, &out)
         }
         return out
@@ -277,11 +278,12 @@ struct RunningDigestTests {
     @Test func `the state sizes are those of the OpenSSL contexts`() {
         #expect(RunningDigest.stateSize(of: .sha256) == MemoryLayout<SHA256_CTX>.size)
         #expect(RunningDigest.stateSize(of: .sha512) == MemoryLayout<SHA512_CTX>.size)
+        #expect(RunningDigest.stateSize(of: .sha384) == MemoryLayout<SHA512_CTX>.size)
         #expect(RunningDigest.libraryVersion == UInt64(OpenSSL_version_num()))
     }
 
     @Test(
-        arguments: [HashAlgorithm.sha256, .sha512],
+        arguments: HashAlgorithm.allCases,
         [0, 1, 3, 55, 63, 64, 65, 111, 112, 127, 128, 129, 1000, 2999, 3000]
     )
     func `a restored state continues to the one-shot digest`(algorithm: HashAlgorithm, split: Int) throws {
@@ -298,7 +300,7 @@ struct RunningDigestTests {
         #expect(restored.serializedState() != state || split == Self.data.count)
     }
 
-    @Test(arguments: [HashAlgorithm.sha256, .sha512], [0, 1, 64, 129, 1000])
+    @Test(arguments: HashAlgorithm.allCases, [0, 1, 64, 129, 1000])
     func `a state is only restored at its own offset and size`(algorithm: HashAlgorithm, split: Int) {
         let state = Self.digest(algorithm, after: Self.data[..<split]).serializedState()
         let offset = Int64(split)
@@ -329,7 +331,7 @@ struct RunningDigestTests {
                 self.num = MemoryLayout<SHA256_CTX>.offset(of: \.num)!
                 self.digestLength = MemoryLayout<SHA256_CTX>.offset(of: \.md_len)!
                 self.counterWidth = 4
-            case .sha512:
+            case .sha384, .sha512:
                 self.low = MemoryLayout<SHA512_CTX>.offset(of: \.Nl)!
                 self.high = MemoryLayout<SHA512_CTX>.offset(of: \.Nh)!
                 self.num = MemoryLayout<SHA512_CTX>.offset(of: \.num)!
@@ -344,7 +346,7 @@ struct RunningDigestTests {
         case digestLength
     }
 
-    @Test(arguments: [HashAlgorithm.sha256, .sha512], Tampering.allCases)
+    @Test(arguments: HashAlgorithm.allCases, Tampering.allCases)
     func `a context with tampered counters is not restored`(algorithm: HashAlgorithm, tampering: Tampering) {
         let split = 1000
         var state = Self.digest(algorithm, after: Self.data[..<split]).serializedState()
@@ -376,7 +378,7 @@ struct RunningDigestTests {
         #expect(RunningDigest(algorithm: algorithm, restoring: state, offset: Int64(split)) == nil)
     }
 
-    @Test(arguments: [HashAlgorithm.sha256, .sha512])
+    @Test(arguments: HashAlgorithm.allCases)
     func `a state that claims more bytes than its offset is not restored`(algorithm: HashAlgorithm) {
         // Consistent counters for 1064 bytes, but the checkpoint says 1000.
         let state = Self.digest(algorithm, after: Self.data[..<1064]).serializedState()
@@ -384,7 +386,7 @@ struct RunningDigestTests {
         #expect(RunningDigest(algorithm: algorithm, restoring: state, offset: 1064) != nil)
     }
 
-    @Test(arguments: [HashAlgorithm.sha256, .sha512])
+    @Test(arguments: HashAlgorithm.allCases)
     func `zeroed and random states are not restored`(algorithm: HashAlgorithm) {
         let size = RunningDigest.stateSize(of: algorithm)
         #expect(RunningDigest(algorithm: algorithm, restoring: [UInt8](repeating: 0, count: size), offset: 0) == nil)

@@ -17,7 +17,7 @@ struct LocalCacheSource: Source {
         if let limit = context.requester.options.maximumFileSize, let size = try? entry.size(), size > limit {
             return .passed  // the download decides: the file may be that large (exit 7), or the entry wrong
         }
-        let (placed, hashed) = try VerifiedCopy(context: context, pin: pin).place(
+        let (placed, hashed, digest) = try VerifiedCopy(context: context, pin: pin).place(
             entry,
             clone: cache.clone,
             named: "cache entry"
@@ -28,7 +28,7 @@ struct LocalCacheSource: Source {
         guard let size = placed else { return SourceAnswer(outcome: .passed, rehashedBytes: hashed) }
         try? entry.touch()  // recently used: `pinfetch gc --max-size` evicts the least recently used
         return SourceAnswer(
-            outcome: .placed(size: size, digest: pin.digest),
+            outcome: .placed(size: size, digest: digest),
             status: .alreadyComplete,
             cache: .local,
             rehashedBytes: hashed

@@ -15,7 +15,7 @@ extension MirrorSource {
                 crossCheck: self.partial.crossCheck
             )
             guard let mismatch = check.mismatch(of: digest) else {
-                try self.placeVerified()
+                try self.placeVerified(digest: digest)
                 if self.attempts > 0 { self.mirrors.note(self.mirrors.current, "ok") }
                 for suspect in self.suspects.subtracting([self.mirrors.current]).sorted() {
                     self.mirrors.note(suspect, "mismatch")
@@ -116,14 +116,14 @@ extension MirrorSource {
 
     /// Places the verified partial (``Placement``), then keeps a copy in the cache and uploads
     /// it to the remote cache when asked to. Called only once the digest matched.
-    private func placeVerified() throws(PinFetchError) {
+    private func placeVerified(digest: [UInt8]) throws(PinFetchError) {
         let file = try self.partial.openForPlacement()  // a zero-byte body wrote none
         let modified = self.options.remoteTime ? self.partial.state.remoteModified : nil
         try self.placement.place(file, at: self.sidecars.partial, modificationTime: modified)
         try self.partial.placed()
         // Only pinned bytes enter the cache, copied from the descriptor that was hashed.
         if let pin = self.pin, let cache = self.cache,
-            let warning = cache.store(from: file, algorithm: pin.algorithm, digest: pin.digest)
+            let warning = cache.store(from: file, algorithm: pin.algorithm, digest: digest)
         {
             self.reporter.warn(warning)
         }

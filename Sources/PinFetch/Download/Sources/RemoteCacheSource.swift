@@ -99,7 +99,8 @@ struct RemoteCacheSource: Source {
             }
             return answer
         }
-        guard reader.digest.finalize() == pin.digest else {
+        let digest = reader.digest.finalize()
+        guard pin.matches(digest) else {
             tried("mismatch")
             context.reporter.warn("\(shown) holds other bytes than the pin: not used; fetching from the mirrors")
             return answer
@@ -108,12 +109,12 @@ struct RemoteCacheSource: Source {
             options.remoteTime ? reader.head?.value("last-modified").flatMap({ HTTPDate.parse($0) }) : nil
         try context.placement.place(placed, at: path, modificationTime: modified)
         if let cache = context.cache,
-            let warning = cache.store(from: placed, algorithm: pin.algorithm, digest: pin.digest)
+            let warning = cache.store(from: placed, algorithm: pin.algorithm, digest: digest)
         {
             context.reporter.warn(warning)
         }
         tried("ok")
-        answer.outcome = .placed(size: reader.written, digest: pin.digest)
+        answer.outcome = .placed(size: reader.written, digest: digest)
         answer.cache = .remote
         answer.source = url.redacted
         return answer

@@ -13,7 +13,7 @@ struct SiblingSource: Source {
             context.reporter.warn("\(self.path), pinned the same, is no longer a regular file: downloading this file")
             return .passed
         }
-        let (placed, hashed) = try VerifiedCopy(context: context, pin: pin).place(
+        let (placed, hashed, digest) = try VerifiedCopy(context: context, pin: pin).place(
             entry,
             clone: FileCopy.ficlone,
             named: "the batch's file"
@@ -25,7 +25,7 @@ struct SiblingSource: Source {
         guard let size = placed else { return SourceAnswer(outcome: .passed, rehashedBytes: hashed) }
         context.reporter.decide("copied from \(self.path), pinned the same earlier in this batch: no request")
         return SourceAnswer(
-            outcome: .placed(size: size, digest: pin.digest),
+            outcome: .placed(size: size, digest: digest),
             status: .alreadyComplete,
             cache: .local,
             rehashedBytes: hashed

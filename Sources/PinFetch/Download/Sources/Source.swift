@@ -73,7 +73,7 @@ struct VerifiedCopy {
     ///   - named: What `entry` is, for the warning when it cannot be copied.
     ///   - mismatch: Called when the copy does not hold the pinned bytes (it is removed).
     /// - Returns: The size in bytes of the file placed (`nil` when nothing was: a warning said
-    ///   why), and the bytes hashed.
+    ///   why), the bytes hashed, and the copy's digest (empty when it could not be copied).
     /// - Throws: ``PinFetchError/Code/cancelled`` when cancelled or past `--max-time`;
     ///   ``PinFetchError/Code/fileIO`` when the copy cannot be written or placed.
     func place(
@@ -81,7 +81,7 @@ struct VerifiedCopy {
         clone: @escaping FileCopy.Clone,
         named: String,
         mismatch: () -> Void
-    ) throws(PinFetchError) -> (size: Int64?, hashed: Int64) {
+    ) throws(PinFetchError) -> (size: Int64?, hashed: Int64, digest: [UInt8]) {
         let context = self.context
         let path = context.sidecars.cachePlacement
         let copy = try PartialFile(path: path, fresh: true)
@@ -91,16 +91,17 @@ struct VerifiedCopy {
         } catch {
             if error.code == .cancelled { throw error }
             context.reporter.warn("cannot copy \(named) \(entry.path): \(error.message)")
-            return (nil, 0)
+            return (nil, 0, [])
         }
         let size = try copy.size()
         let digest = RunningDigest(algorithm: self.pin.algorithm)
         try copy.hash(from: 0, to: size, into: digest) { context.requester.shouldStop }  // the copy's own bytes
-        guard digest.finalize() == self.pin.digest else {
+        let copied = digest.finalize()
+        guard self.pin.matches(copied) else {
             mismatch()
-            return (nil, size)
+            return (nil, size, copied)
         }
         try context.placement.place(copy, at: path)
-        return (size, size)
+        return (size, size, copied)
     }
 }
