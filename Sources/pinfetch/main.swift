@@ -13,6 +13,10 @@ CommandLineTool.Output.reserveStandardDescriptors()
 // is not lost (`gc` keeps their default actions).
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first != "gc" { SignalCancellation.holdStopSignals() }
+// Text is UTF-8 whatever the environment's locale: libcurl hands an internationalized host
+// name to libidn2 as text in the locale's character set, and under the C locale (most CI
+// containers) every non-ASCII name would fail to convert.
+setlocale(LC_CTYPE, "C.UTF-8")
 // A reader that closes the pipe early (`pinfetch -o - URL | head -c 10`) gives EPIPE, reported
 // with exit 3, instead of a silent death by SIGPIPE.
 signal(SIGPIPE, SIG_IGN)

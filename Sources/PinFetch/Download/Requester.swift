@@ -71,7 +71,7 @@ struct Requester: Sendable {
         var hops = 0
         while true {
             var request = TransferRequest(
-                url: current.text,
+                url: current.wireText,
                 method: method,
                 headers: headers,
                 connectTimeout: self.options.connectTimeout,

@@ -26,6 +26,14 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     package let host: String
     /// The port, 1...65535: the one in the URL, else 80 for `http` and 443 for `https`.
     package let port: Int
+    /// ``text`` as handed to libcurl: an internationalized host name (`bücher.example`, kept
+    /// percent-encoded in ``text``) goes as UTF-8, which libcurl turns into its IDNA form
+    /// (`xn--bcher-kva.example`, RFC 5891) for DNS, TLS and `Host`, as curl does. A host whose
+    /// decoded bytes would hold anything but letters, digits, `-`, `.` and non-ASCII stays
+    /// encoded (libcurl refuses it): a `%2F` or `%40` never becomes a delimiter on the wire.
+    /// libidn2 reads the name in the process's `LC_CTYPE`: it must be a UTF-8 one (the
+    /// `pinfetch` command sets `C.UTF-8`).
+    package let wireText: String
 
     package var description: String { self.text }
 
@@ -123,10 +131,27 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
             URL(string: normalized) != nil
         else { throw malformed }
         self.text = normalized
+        self.wireText =
+            Self.decodedHost(host).map { decoded in
+                var wire = scheme + "://"
+                if let at { wire += Self.encoded(authority[..<at], brackets: true, at: true) + "@" }
+                return wire + decoded + portPart + Self.encoded(afterSlashes[authorityEnd...], brackets: true)
+            } ?? normalized
         self.fragment = hash.map { String(text[text.index(afterASCII: $0)...]) }
         self.scheme = scheme
         self.host = host.lowercased()
         self.port = port
+    }
+
+    /// `host` with its `%XX` escapes decoded, when it has some and they decode to UTF-8 that
+    /// holds no ASCII but letters, digits, `-` and `.`; else `nil`.
+    private static func decodedHost(_ host: String) -> String? {
+        guard host.utf8.contains(UInt8(ascii: "%")), let decoded = Text.percentDecoded(host) else { return nil }
+        let allowed = decoded.utf8.allSatisfy { byte in
+            byte >= 0x80 || (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte)
+                || (0x61...0x7A).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        }
+        return allowed && decoded.utf8.contains { $0 >= 0x80 } ? decoded : nil
     }
 
     /// The target of a redirect: `location` (a `Location` header value, RFC 9110 §10.2.2, which

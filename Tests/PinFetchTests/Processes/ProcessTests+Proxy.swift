@@ -100,4 +100,43 @@ extension ProcessTests {
             }
         }
     }
+
+    /// An internationalized host goes to the wire in its IDNA form, as curl sends it, whether
+    /// typed in Unicode or percent-encoded, and under the C locale: the test server stands in
+    /// for a proxy, which sees the absolute URL and `Host` without resolving the name.
+    @Test(arguments: ["http://bücher.example/file", "http://b%C3%BCcher.example/file"])
+    func `an internationalized host name is sent in its IDNA form`(url: String) async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { proxy in
+            proxy.handler = { _, _ in TestResponse(status: 200, body: Fixtures.a) }
+            try await withTemporaryDirectory { work in
+                let child = try ChildProcess(
+                    try EndToEndTests.pinfetchExecutable(),
+                    Self.proxied + ["--proxy", proxy.baseURL, "--sha256", Fixtures.sha256A, "-o", work + "/file", url],
+                    logs: work + "/run",
+                    environment: ["LC_ALL": "C", "LANG": "C"]
+                )
+                try await child.wait(timeout: .seconds(60))
+                #expect(child.termination == .exited(0), "\(child.transcript)")
+                let request = try #require(proxy.getRequests.first)
+                #expect(request.target == "http://xn--bcher-kva.example/file")
+                #expect(request.header("Host") == "xn--bcher-kva.example")
+                #expect(contents(work + "/file") == Fixtures.a)
+            }
+        }
+    }
+
+    /// A percent-encoded delimiter in a host is never decoded into the authority on the wire.
+    @Test func `an escaped slash or at sign in a host never becomes a delimiter`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { proxy in
+            proxy.handler = { _, _ in TestResponse(status: 200, body: Fixtures.a) }
+            try await withTemporaryDirectory { work in
+                for url in ["http://b%C3%BC%2Fevil.example/file", "http://b%C3%BC%40evil.example/file"] {
+                    let run = await runCLI(Self.proxied + ["--proxy", proxy.baseURL, "-o", work + "/file", url])
+                    #expect(run.status != 0, "\(url): \(run.standardError)")
+                }
+                #expect(proxy.requests.allSatisfy { !$0.target.contains("evil.example/") }, "\(proxy.requests)")
+                #expect(!FileManager.default.fileExists(atPath: work + "/file"))
+            }
+        }
+    }
 }

@@ -31,7 +31,7 @@ struct RemoteCacheSource: Source {
             timeout: options.remoteCacheTimeout
         ) { control.isCancelled }
         var request = TransferRequest(
-            url: url.text,
+            url: url.wireText,
             method: .get,
             headers: ["Accept-Encoding: identity"] + options.remoteCacheHeaders,
             connectTimeout: options.remoteCacheTimeout,
@@ -143,7 +143,7 @@ struct RemoteCacheSource: Source {
             return
         }
         var request = TransferRequest(
-            url: url.text,
+            url: url.wireText,
             method: .put,
             headers: ["Content-Type: application/octet-stream", "Expect:"] + options.remoteCacheHeaders,
             connectTimeout: options.remoteCacheTimeout,
