@@ -186,7 +186,7 @@ private func checkRoundTrip(_ file: ChecksumFile) {
         for entry in file.entries {
             let (escaped, name) = escaped(entry.name)
             if escaped { text.append(UInt8(ascii: "\\")) }
-            let tag = entry.pin.algorithm == .sha256 ? "SHA256" : "SHA512"
+            let tag = entry.pin.algorithm.rawValue.uppercased()
             text += Array((tagged ? "\(tag) (\(name)) = \(entry.pin.hex)" : "\(entry.pin.hex)  \(name)").utf8) + [0x0A]
         }
         guard text.count <= ChecksumFile.maximumSize else { return }
