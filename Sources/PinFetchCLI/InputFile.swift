@@ -30,10 +30,17 @@ enum InputFile {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count >= 0 else { return nil }
-            if count == 0 { return bytes }
+            // The end may come with the stop signal (Ctrl-C ends `producer | pinfetch -i -` too).
+            if count == 0 { return try Self.stopped(path) ?? bytes }
             bytes += chunk[..<count]
             if bytes.count > limit { return nil }
         }
+    }
+
+    /// Throws when a stop signal came or the task was cancelled; else `nil`.
+    private static func stopped(_ path: String) throws(PinFetchError) -> [UInt8]? {
+        guard SignalCancellation.stopRequested || Task.isCancelled else { return nil }
+        throw PinFetchError(.cancelled, "stopped while waiting for \(SafeFileName.quoted(path)) to be written")
     }
 
     /// Waits until `fd` has bytes or its end to read (a FIFO without a writer has neither:
@@ -41,9 +48,7 @@ enum InputFile {
     private static func waitReadable(_ fd: Int32, path: String) throws(PinFetchError) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while true {
-            if SignalCancellation.stopRequested || Task.isCancelled {
-                throw PinFetchError(.cancelled, "stopped while waiting for \(SafeFileName.quoted(path)) to be written")
-            }
+            _ = try Self.stopped(path)
             let ready = poll(&entry, 1, Self.stepMilliseconds)
             if ready > 0 { return true }
             if ready < 0, errno != EINTR { return false }

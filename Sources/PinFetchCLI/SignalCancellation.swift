@@ -25,7 +25,17 @@ public final class SignalCancellation: Sendable {
     /// Whether a stop signal came in this process (to any installed instance): waits that
     /// cannot be cancelled as a task is (reading ``InputFile``s while the arguments are parsed)
     /// look here.
-    static var stopRequested: Bool { Self.anyReceived.load(ordering: .acquiring) }
+    /// A stop signal still pending (blocked, not yet taken by the signal thread) counts: an
+    /// input's end that comes with it (Ctrl-C ends `producer | pinfetch -i -` too) is no input.
+    static var stopRequested: Bool {
+        if Self.anyReceived.load(ordering: .acquiring) { return true }
+        var pending = sigset_t()
+        if sigpending(&pending) == 0, Self.watched.withLock({ $0 }).contains(where: { sigismember(&pending, $0) == 1 })
+        {
+            return true
+        }
+        return Self.anyReceived.load(ordering: .acquiring)  // taken meanwhile
+    }
 
     /// Blocks the stop signals the parent did not ignore in the calling thread and in every
     /// thread it starts later. Call it first in `main`, before any other thread exists.

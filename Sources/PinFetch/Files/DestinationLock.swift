@@ -27,6 +27,16 @@ final class DestinationLock {
                 close(fd)
                 throw PinFetchError(.fileIO, "\(path) is not a regular file: remove it, or choose another output")
             }
+            // pinfetch's lock files are empty: one with bytes is someone's file (another
+            // download's output named so), and a lock is removed when released.
+            guard opened.st_size == 0 else {
+                close(fd)
+                throw PinFetchError(
+                    .fileIO,
+                    "\(path) is not a lock file pinfetch made (it holds bytes): it is left alone; move it away, "
+                        + "or choose another output"
+                )
+            }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
                 guard code == EWOULDBLOCK || code == EINTR else {

@@ -106,6 +106,9 @@ extension ChecksumFile {
         {
             return (name, .supported(pin))
         }
+        // Hex digits only are hex (of the wrong length here), never base64: 64 hex digits under
+        // `SHA384` would decode as base64 to 48 bytes that no tool wrote.
+        guard !value.allSatisfy({ Self.isHexDigit($0) }) else { return nil }
         if let bytes = Self.base64Decoded(text), let pin = try? Pin(algorithm: algorithm, digest: bytes) {
             return (name, .supported(pin))
         }

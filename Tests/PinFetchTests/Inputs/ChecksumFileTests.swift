@@ -292,6 +292,8 @@ struct ChecksumFileTests {
 
     static let notChecksumLines = [
         "hello world",
+        // Hex of SHA-256's length under a SHA-384 tag: malformed, never read as base64 (48 bytes).
+        "SHA384 (app.tar.gz) = " + String(repeating: "e", count: 64),
         "<!DOCTYPE html>",
         String(repeating: "a", count: 63) + "  short.txt",
         String(repeating: "a", count: 65) + "  long.txt",

@@ -94,4 +94,40 @@ extension ProcessTests {
             }
         }
     }
+
+    /// Ctrl-C on `producer | pinfetch -i -` stops the producer too: the end of the input comes
+    /// with the signal, and is no empty input (it was exit 2, "lists no file to fetch").
+    @Test(arguments: [["-i", "-", "-P", "OUT"], ["--checksum-file", "-", "-o", "OUT/file", "http://127.0.0.1:9/f"]])
+    func `an input pipe that ends with a stop signal is a stop, not an empty input`(arguments: [String]) async throws {
+        try await withTemporaryDirectory { work in
+            let output = try EndToEndTests.makeDirectory(work + "/out")
+            let pinfetch = try EndToEndTests.pinfetchExecutable()
+            let command = ([pinfetch] + arguments.map { $0.replacingOccurrences(of: "OUT", with: output) })
+                .joined(separator: " ")
+            let shell = try ChildProcess(
+                "/bin/sh",
+                ["-c", "sleep 30 | \(command) 2> \(work)/err; echo $? > \(work)/status"],
+                logs: work + "/shell"
+            )
+            defer { shell.stop() }
+            var children: [pid_t] = []
+            try await Self.waitUntil("the producer and pinfetch", shell) {
+                let list = "/proc/\(shell.processIdentifier)/task/\(shell.processIdentifier)/children"
+                children = ((try? String(contentsOfFile: list, encoding: .utf8)) ?? "").split(separator: " ")
+                    .compactMap { pid_t($0) }
+                return children.count == 2
+                    && children.allSatisfy { pid in
+                        (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("sh") == false
+                    }
+            }
+            try await Task.sleep(for: .milliseconds(300))  // pinfetch is reading its input
+            for pid in children { kill(pid, SIGINT) }  // as a terminal sends it to the whole pipeline
+            try await shell.wait(timeout: .seconds(10))
+            let status = (try? String(contentsOfFile: work + "/status", encoding: .utf8)) ?? ""
+            let errors = (try? String(contentsOfFile: work + "/err", encoding: .utf8)) ?? ""
+            #expect(status.trimmingCharacters(in: .whitespacesAndNewlines) == "130", "\(errors)")
+            #expect(errors.contains("stopped while waiting for '-'"), "\(errors)")
+            #expect(listing(output).isEmpty)
+        }
+    }
 }

@@ -281,9 +281,10 @@ struct PlantedPartialTests {
         }
     }
 
-    /// Planted file: the user's own x.part or x.part.state (no mark, no checkpoint beside it) is
-    /// neither emptied, removed nor renamed onto x; the run says which path holds it.
-    @Test(arguments: ["x.part", "x.part.state"])
+    /// Planted file: the user's own x.part or x.part.state (no mark, no checkpoint beside it), or
+    /// x.part.lock with bytes in it (pinfetch's locks are empty), is neither emptied, removed nor
+    /// renamed onto x; the run says which path holds it.
+    @Test(arguments: ["x.part", "x.part.state", "x.part.lock"])
     func `a user's file at a sidecar path is left alone, and the run says so`(name: String) async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
