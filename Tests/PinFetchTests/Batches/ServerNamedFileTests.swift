@@ -190,14 +190,18 @@ struct ServerNamedFileTests {
         var resource = AnswerEndToEndTests.resourceA
         resource.extraHeaders = [("Content-Disposition", "attachment; filename=victim.txt")]
         try await withTestHTTPServer(serving: resource) { server in
-            server.faults = TestFaults(bytesPerSecond: 200_000)  // 5 s: the test sees the partial
+            // 26 s of body: the partial is there while the test looks, however loaded the machine.
+            server.faults = TestFaults(bytesPerSecond: 40_000)
             try await withTemporaryDirectory { directory in
                 let run = Task { await Fetcher.immediate(retries: 0).run([Self.job(server.url(), in: directory)])[0] }
-                let deadline = ContinuousClock.now + .seconds(30)
+                let deadline = ContinuousClock.now + .seconds(45)
                 while !FileSystem.exists("\(directory)/victim.txt.part"), ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                try #require(FileSystem.exists("\(directory)/victim.txt.part"), "no partial under the server's name")
+                try #require(
+                    FileSystem.exists("\(directory)/victim.txt.part"),
+                    "no partial under the server's name: \(listing(directory)), \(server.requests.map(\.method))"
+                )
                 try Data("my notes".utf8).write(to: URL(filePath: "\(directory)/victim.txt"))
                 let result = await run.value
                 #expect(result.error?.code == .fileIO, "\(failure(result))")
