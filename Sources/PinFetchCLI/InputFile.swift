@@ -31,15 +31,18 @@ enum InputFile {
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count >= 0 else { return nil }
             // The end may come with the stop signal (Ctrl-C ends `producer | pinfetch -i -` too).
-            if count == 0 { return try Self.stopped(path) ?? bytes }
+            if count == 0 {
+                try Self.checkStopped(path)
+                return bytes
+            }
             bytes += chunk[..<count]
             if bytes.count > limit { return nil }
         }
     }
 
-    /// Throws when a stop signal came or the task was cancelled; else `nil`.
-    private static func stopped(_ path: String) throws(PinFetchError) -> [UInt8]? {
-        guard SignalCancellation.stopRequested || Task.isCancelled else { return nil }
+    /// Throws when a stop signal came or the task was cancelled.
+    private static func checkStopped(_ path: String) throws(PinFetchError) {
+        guard SignalCancellation.stopRequested || Task.isCancelled else { return }
         throw PinFetchError(.cancelled, "stopped while waiting for \(SafeFileName.quoted(path)) to be written")
     }
 
@@ -48,7 +51,7 @@ enum InputFile {
     private static func waitReadable(_ fd: Int32, path: String) throws(PinFetchError) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while true {
-            _ = try Self.stopped(path)
+            try Self.checkStopped(path)
             let ready = poll(&entry, 1, Self.stepMilliseconds)
             if ready > 0 { return true }
             if ready < 0, errno != EINTR { return false }
