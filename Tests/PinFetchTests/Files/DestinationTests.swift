@@ -51,20 +51,41 @@ struct DestinationTests {
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
                 let pin = try Self.pinA
-                async let first = Fetcher.immediate().run(server.url(), to: output, verifying: pin)
+                async let first = Fetcher.immediate { $0.headers = ["X-Run: first"] }.run(
+                    server.url(),
+                    to: output,
+                    verifying: pin
+                )
                 try await waitUntil { FileManager.default.fileExists(atPath: output + ".part") }
-                let impatient = await Fetcher.immediate { $0.lockTimeout = 0.1 }.run(
+                let impatient = await Fetcher.immediate {
+                    $0.lockTimeout = 0.1
+                    $0.headers = ["X-Run: impatient"]
+                }.run(
                     server.url(),
                     to: output,
                     verifying: pin
                 )
                 #expect(impatient.error?.code == .destinationLocked, "\(failure(impatient))")
-                let second = await Fetcher.immediate().run(server.url(), to: output, verifying: pin)
+                let second = await Fetcher.immediate { $0.headers = ["X-Run: second"] }.run(
+                    server.url(),
+                    to: output,
+                    verifying: pin
+                )
                 let firstResult = await first
                 #expect(firstResult.error == nil, "\(failure(firstResult))")
                 #expect(second.error == nil, "\(failure(second))")
                 #expect(second.status == .alreadyComplete)
-                #expect(server.getRequests.count == 1)
+                // Only the first asked (each run by its own header: a stray client of an earlier
+                // test's port may knock on a loaded machine).
+                let seen = server.requests.map { "\($0.method) \($0.target) \($0.header("X-Run") ?? "-")" }
+                #expect(
+                    server.getRequests.filter { $0.header("X-Run") == "first" }.count == firstResult.attempts,
+                    "\(seen)"
+                )
+                #expect(
+                    server.requests.allSatisfy { !["impatient", "second"].contains($0.header("X-Run")) },
+                    "\(seen)"
+                )
                 #expect(contents(output) == Fixtures.a)
                 #expect(listing(directory) == ["out.bin"])
             }
@@ -95,19 +116,27 @@ extension DestinationTests {
             server.faults = TestFaults(bytesPerSecond: 120_000)  // as above
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                async let first = Fetcher.immediate().run(server.url(), to: output)
+                // Each run names itself, so the counts below are per run: on a loaded machine the
+                // first may retry, and a stray client of an earlier test's port may knock.
+                let first = Task {
+                    await Fetcher.immediate { $0.headers = ["X-Run: first"] }.run(server.url(), to: output)
+                }
                 try await waitUntil { FileManager.default.fileExists(atPath: output + ".part") }
-                let asked = server.requests.count
-                let waiting = Task { await Fetcher().run(server.url(), to: output) }
+                let waiting = Task {
+                    await Fetcher.immediate { $0.headers = ["X-Run: waiting"] }.run(server.url(), to: output)
+                }
                 try await Task.sleep(for: .milliseconds(200))
                 waiting.cancel()
                 let result = await waiting.value
                 #expect(result.error?.code == .cancelled)
-                // The waiting run asked nothing (the first may still retry on a loaded machine).
-                #expect(server.requests.count == asked, "\(server.requests.map(\.method))")
-                let firstResult = await first
+                let firstResult = await first.value
                 #expect(firstResult.error == nil, "\(failure(firstResult))")
-                #expect(server.getRequests.count == firstResult.attempts, "\(server.requests.map(\.method))")
+                let seen = server.requests.map { "\($0.method) \($0.target) \($0.header("X-Run") ?? "-")" }
+                #expect(server.requests.filter { $0.header("X-Run") == "waiting" }.isEmpty, "\(seen)")
+                #expect(
+                    server.getRequests.filter { $0.header("X-Run") == "first" }.count == firstResult.attempts,
+                    "\(seen)"
+                )
             }
         }
     }
