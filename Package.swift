@@ -19,7 +19,12 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // glibc's <sys/xattr.h>, which the Glibc module does not include.
         .systemLibrary(name: "CXattr"),
-        .target(name: "PinFetch", dependencies: ["CCurl", "COpenSSL", "CXattr"], swiftSettings: swiftSettings),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "PinFetch",
+            dependencies: ["CCurl", "COpenSSL", "CXattr", "CZlib"],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "PinFetchCLI", dependencies: ["PinFetch"], swiftSettings: swiftSettings),
         // pinfetch.1, the manual page, sits beside the tool's main.swift (ManPageTests checks it).
         .executableTarget(

@@ -86,8 +86,10 @@ extension OptionTable {
             help: [
                 "fetch one large file over up to N connections (1-16, default 1;",
                 "auto: up to 8, for 64 MiB or more), added while the rate",
-                "rises, in pieces of 8 MiB hashed in order; needs a strong",
-                "validator and Accept-Ranges: bytes, else one stream",
+                "rises, in pieces of 8 MiB hashed in order; needs a pin or the",
+                "server's digest (Repr-Digest, x-amz-checksum-sha256,",
+                "x-goog-hash), a strong validator and Accept-Ranges: bytes,",
+                "else one stream",
             ]
         ) { arguments, option throws(ArgumentError) in
             if option.value == "auto" {

@@ -62,13 +62,10 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// pairs, sorted and apart; only in durable records, whose `fsync` came after
     /// they were written. `nil` for a partial written in order.
     var spans: [[Int64]]?
-    /// For each of ``spans``, the SHA-256 of its last 4 KiB (``spanTailLength(of:)``): where a
-    /// lost write lands, checked before a resume keeps the span (as ``tailDigest`` is for the
-    /// prefix); `nil` in records that do not say.
-    var spanTails: [[UInt8]]?
-
-    /// Bytes at the end of a span that its entry in ``spanTails`` covers: 4 KiB, or all of them.
-    static func spanTailLength(of span: Range<Int64>) -> Int64 { min(Int64(span.count), 4096) }
+    /// For each of ``spans``, the CRC-32 of all its bytes, taken as they were delivered: a resume
+    /// reads the whole span back and keeps it only when it matches (a torn, lost or stray write
+    /// anywhere in it); a record with spans but without these keeps none of them.
+    var spanChecksums: [UInt32]?
 
     /// Bytes of `<dest>.part` before an offset that ``tailDigest`` covers: 64 KiB, or all of them.
     static func tailLength(before offset: Int64) -> Int64 { min(offset, 64 * 1024) }
@@ -104,7 +101,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         guard record.offset >= 0, record.hashState.count == record.hashStateSize,
             record.totalLength.map({ $0 >= record.offset }) ?? true,
             record.spans.map({ Self.spansAreValid($0, after: record.offset, within: record.totalLength) }) ?? true,
-            record.spanTails.map({ $0.count == record.spans?.count && $0.allSatisfy { $0.count == 32 } }) ?? true
+            record.spanChecksums.map({ $0.count == record.spans?.count }) ?? true
         else { return nil }
         self = record
     }
@@ -124,7 +121,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case url, mixedSources, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
-        case partialIdentity, tailDigest, sequence, spans, spanTails
+        case partialIdentity, tailDigest, sequence, spans, spanChecksums
     }
 
     init(
@@ -181,18 +178,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         }
         self.sequence = try container.decodeIfPresent(UInt64.self, forKey: .sequence)
         self.spans = try container.decodeIfPresent([[Int64]].self, forKey: .spans)
-        if let tails = try container.decodeIfPresent([String].self, forKey: .spanTails) {
-            self.spanTails = try tails.map { text in
-                guard let data = Data(base64Encoded: text) else {
-                    throw DecodingError.dataCorruptedError(
-                        forKey: .spanTails,
-                        in: container,
-                        debugDescription: "not base64"
-                    )
-                }
-                return [UInt8](data)
-            }
-        }
+        self.spanChecksums = try container.decodeIfPresent([UInt32].self, forKey: .spanChecksums)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -210,7 +196,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         try container.encodeIfPresent(self.tailDigest.map { Data($0).base64EncodedString() }, forKey: .tailDigest)
         try container.encodeIfPresent(self.sequence, forKey: .sequence)
         try container.encodeIfPresent(self.spans, forKey: .spans)
-        try container.encodeIfPresent(self.spanTails?.map { Data($0).base64EncodedString() }, forKey: .spanTails)
+        try container.encodeIfPresent(self.spanChecksums, forKey: .spanChecksums)
     }
 }
 

@@ -22,9 +22,9 @@ struct CheckpointRecovery {
     var rehashedBytes: Int64
     /// `true` when `checkpoint` is a light record: its bytes were written, not made durable.
     var isLight: Bool
-    /// A segmented partial's spans past `checkpoint.offset` that the durable record vouches for,
-    /// as far as the partial still reaches.
-    var spans: [Range<Int64>] = []
+    /// A segmented partial's spans past `checkpoint.offset` that the durable record lists and
+    /// that read back whole with their recorded checksums.
+    var spans: [CheckedSpans.Span] = []
 
     /// The resume point, or `nil` when nothing of the partial can be trusted.
     /// - Parameters:
@@ -76,14 +76,19 @@ struct CheckpointRecovery {
             resumed = try Self.extend(resumed, to: light, partial: partial, size: size, isCancelled: isCancelled)
         }
         // Only a durable record lists spans (light ones never do): kept past where the resume
-        // starts, when the partial reaches them and their last 4 KiB are still what was written.
+        // starts when the partial reaches them and every byte of the span reads back with the
+        // checksum taken as it was delivered (read, not hashed: not in rehashedBytes). A light
+        // record may have moved the offset into a span: what is past it is kept.
         let offset = resumed.checkpoint.offset
         let record = base!.checkpoint
-        for (index, pair) in (record.spans ?? []).enumerated() where pair[1] <= size && pair[1] > offset {
-            if let tails = record.spanTails, (try? partial.tailDigest(of: pair[0]..<pair[1])) != tails[index] {
-                continue
+        if let spans = record.spans, let checksums = record.spanChecksums {
+            for (pair, checksum) in zip(spans, checksums) where pair[1] > offset && pair[1] <= size {
+                let start = max(pair[0], offset)
+                let before = try partial.checksum(of: pair[0]..<start, isCancelled: isCancelled)
+                let kept = try partial.checksum(of: start..<pair[1], isCancelled: isCancelled)
+                guard SpanChecksum.combine(before, kept, secondLength: pair[1] - start) == checksum else { continue }
+                resumed.spans.append(CheckedSpans.Span(range: start..<pair[1], checksum: kept))
             }
-            resumed.spans.append(max(pair[0], offset)..<pair[1])
         }
         return resumed.checkpoint.offset > 0 ? resumed : nil
     }

@@ -22,8 +22,8 @@ final class CheckpointWriter: Sendable {
     private let partial: PartialFile
     private let record: Checkpoint
     private let durable: Atomic<Int64>
-    /// For a segmented partial: the spans written at or past an offset.
-    private let spans = Mutex<(@Sendable (Int64) -> [Range<Int64>])?>(nil)
+    /// For a segmented partial: the spans written ahead that begin at or past an offset.
+    private let spans = Mutex<(@Sendable (Int64) -> [CheckedSpans.Span])?>(nil)
     /// Set once pieces from other mirrors may land in the partial (``markMixedSources()``).
     private let mixed = Atomic<Bool>(false)
 
@@ -64,9 +64,10 @@ final class CheckpointWriter: Sendable {
     }
 
     /// From now on the partial is written out of order: durable records list `source(offset)`,
-    /// the spans written past their offset, and no ``PartialIdentity`` (pieces land after the
-    /// record at the same size, which would read as an edit in place).
-    func recordSpans(_ source: @escaping @Sendable (Int64) -> [Range<Int64>]) {
+    /// the spans written past their offset with their checksums, and no ``PartialIdentity``
+    /// (pieces land after the record at the same size, which would read as an edit in place);
+    /// `nil`: in order again (one stream writes over what was ahead).
+    func recordSpans(_ source: (@Sendable (Int64) -> [CheckedSpans.Span])?) {
         self.spans.withLock { $0 = source }
     }
 
@@ -88,22 +89,19 @@ final class CheckpointWriter: Sendable {
         if self.mixed.load(ordering: .acquiring) { record.mixedSources = true }
         switch kind {
         case .durable:
-            // Spans read before the fsync: every byte they list is durable once it returns.
+            // Spans read before the fsync: every byte they list is durable once it returns. A span
+            // that began before the offset is not listed (its checksum covers hashed bytes too).
             let spans = self.spans.withLock { $0 }.map { source in
-                source(offset).filter { $0.upperBound > offset }.map { [max($0.lowerBound, offset), $0.upperBound] }
+                source(offset).filter { $0.range.lowerBound >= offset }
             }
             try self.partial.synchronize()
-            record.spans = spans
-            record.spanTails = try spans.map { spans throws(PinFetchError) in
-                var tails: [[UInt8]] = []
-                for pair in spans { tails.append(try self.partial.tailDigest(of: pair[0]..<pair[1])) }
-                return tails
-            }
+            record.spans = spans?.map { [$0.range.lowerBound, $0.range.upperBound] }
+            record.spanChecksums = spans?.map(\.checksum)
             record.partialIdentity = spans == nil ? try self.partial.identity() : nil
             // A long URL leaves less room: the farthest spans go first (a resume fetches them again).
             while let kept = record.spans, !kept.isEmpty, !CheckpointFile.fits(record) {
                 record.spans = Array(kept.prefix(kept.count / 2))
-                record.spanTails = record.spanTails.map { Array($0.prefix(kept.count / 2)) }
+                record.spanChecksums = record.spanChecksums.map { Array($0.prefix(kept.count / 2)) }
             }
             record.tailDigest = try self.partial.tailDigest(before: offset)
             try self.file.writeDurable(record)

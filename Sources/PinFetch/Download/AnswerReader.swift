@@ -95,17 +95,30 @@ final class AnswerReader: TransferDelegate {
     }
 
     private func beginSegments(_ head: ResponseHead, totalLength: Int64?) {
-        guard let pipeline = self.pipeline, let file = self.partial.file,
+        guard let pipeline = self.pipeline, let file = self.partial.file else { return }
+        // What checks a file put together from several answers: the pin, or the server's digest
+        // of the whole representation (RFC 9530 `Repr-Digest`, S3's, GCS's MD5 over this body).
+        let checked =
+            self.partial.pinned || self.partial.state.serverDigest != nil || self.partial.crossCheck != nil
+        guard
             let fetch = self.segmentation.begin(
                 for: head,
                 totalLength: totalLength,
                 partial: file,
                 offset: self.partial.state.offset,
                 writtenAhead: self.partial.writtenAhead,
+                checked: checked,
                 pipeline: pipeline,
                 writer: self.writer
             )
-        else { return }
+        else {
+            // One stream writes over what an earlier phase left ahead: no longer kept.
+            if self.partial.writtenAhead != nil {
+                self.partial.writtenAhead = nil
+                self.writer?.recordSpans(nil)
+            }
+            return
+        }
         if fetch.mirrors.count > 1 { self.partial.state.mixedSources = true }
         self.segments = fetch
         self.leadPiece = fetch.leadPiece

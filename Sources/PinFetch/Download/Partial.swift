@@ -27,7 +27,7 @@ final class Partial {
     var durableOffset: Int64 = 0
     /// Spans past ``PartialState/offset`` written by a segmented phase and kept for a resume
     /// (recorded in durable checkpoints); `nil` for a partial written in order.
-    var writtenAhead: WrittenSpans?
+    var writtenAhead: CheckedSpans?
     /// A restart from byte 0 was decided: the next GET goes without `Range`, and the partial is
     /// emptied only once its answer is taken (so a failure before that keeps it resumable).
     var restartPending = false
@@ -74,7 +74,7 @@ final class Partial {
         let checkpoint = recovery.checkpoint
         let partial = try PartialFile(path: self.sidecars.partial, partialOf: self.sidecars.destination)
         // A segmented partial keeps the spans its checkpoint lists past the offset.
-        self.writtenAhead = recovery.spans.isEmpty ? nil : WrittenSpans(recovery.spans)
+        self.writtenAhead = recovery.spans.isEmpty ? nil : CheckedSpans(recovery.spans)
         let size = try partial.size()
         let cut = recovery.spans.isEmpty && size != checkpoint.offset
         if cut { try partial.truncate(to: checkpoint.offset) }  // even to the same size it changes the mtime
@@ -267,6 +267,17 @@ final class Partial {
         return writer
     }
 
+    /// The answer ended cleanly without having said its length (chunked, or HTTP/2's end of
+    /// stream): the partial holds the whole representation, whose length is the offset. A
+    /// durable checkpoint records it, so a run stopped before placement finalizes the partial
+    /// on HEAD's length (``ResumeDecision``); a body that broke off never records one.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when the checkpoint cannot be written.
+    func recordComplete() throws(PinFetchError) {
+        guard self.state.totalLength == nil, self.state.offset > 0 else { return }
+        self.state.totalLength = self.state.offset
+        try self.saveCheckpoint()
+    }
+
     /// Takes a durable checkpoint at the offset (no body streaming).
     func saveCheckpoint() throws(PinFetchError) {
         guard self.state.offset > 0, let writer = self.checkpointWriter() else { return }
@@ -325,34 +336,6 @@ final class Partial {
     func placed() throws(PinFetchError) {
         self.file = nil
         try FileSystem.removeRegularFile(self.sidecars.checkpoint)
-    }
-
-    /// After a final failure: keep a resumable partial behind a durable checkpoint (cut back to
-    /// the last durable one when the disk failed), and remove one that no later run could trust.
-    func keepForLaterRun(after error: PinFetchError) throws(PinFetchError) {
-        if self.oversized { return try self.discard() }
-        guard self.state.resumable, self.state.offset > 0 else {
-            if self.file != nil || self.state.offset > 0 { try self.discard() }
-            return
-        }
-        guard error.code == .fileIO else { return try self.saveCheckpoint() }
-        guard self.durableOffset > 0, let file = self.file else {
-            try? self.discard()
-            return
-        }
-        try? file.truncate(to: self.durableOffset)
-        // The cut is ours: the light record now points past the end, and the durable one should
-        // describe the partial as it is now, or the next run would take it for edited and hash it again.
-        if let records = CheckpointFile.read(self.sidecars.checkpoint),
-            let record = records.durable.first, record.offset == self.durableOffset,
-            let identity = try? file.identity()
-        {
-            let checkpoints = CheckpointFile(path: self.sidecars.checkpoint)
-            var updated = record
-            updated.partialIdentity = identity
-            try? checkpoints.clearLight()
-            try? checkpoints.writeDurable(updated)
-        }
     }
 
     // MARK: - Another mirror's tail

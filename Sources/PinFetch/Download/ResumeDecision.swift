@@ -67,10 +67,12 @@ enum ResumeDecision: Hashable, Sendable {
         if let length = probe.length {
             if let total = checkpoint.totalLength, total != length { return .startOver(.lengthChanged) }
             if checkpoint.offset > length { return .startOver(.localLarger) }
-            // HEAD is advisory: it confirms a length the checkpoint knew, it never supplies one;
-            // with a pin it may (a body that had no Content-Length, cut right after its last
-            // byte), since the pin decides and a ranged GET at the end of the file would only
-            // meet a 416, which some servers break.
+            // HEAD is advisory: it confirms a length the checkpoint knew (a body without
+            // Content-Length that ended cleanly records its own, ``Partial/recordComplete()``),
+            // it never supplies one: a HEAD that names a shorter length under the same ETag would
+            // have a broken-off partial committed. With a pin it may (a body cut right after its
+            // last byte), since the pin decides. Either way no ranged GET at the end of the file
+            // meets a 416, which some servers break (over HTTP/2, a stream error on every run).
             if checkpoint.offset == length, same == true || unvalidated, checkpoint.totalLength == length {
                 return .finalize
             }

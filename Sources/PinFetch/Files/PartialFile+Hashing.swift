@@ -9,6 +9,26 @@ extension PartialFile {
         into digest: RunningDigest,
         isCancelled: () -> Bool = { false }
     ) throws(PinFetchError) {
+        try self.read(from: start, to: end, isCancelled: isCancelled) { digest.update($0) }
+    }
+
+    /// The CRC-32 of bytes `span` of the file (``SpanChecksum``), read in pieces of 1 MiB.
+    /// - Throws: as ``hash(from:to:into:isCancelled:)``.
+    func checksum(of span: Range<Int64>, isCancelled: () -> Bool = { false }) throws(PinFetchError) -> UInt32 {
+        var crc: UInt32 = 0
+        try self.read(from: span.lowerBound, to: span.upperBound, isCancelled: isCancelled) {
+            crc = SpanChecksum.update(crc, with: $0)
+        }
+        return crc
+    }
+
+    /// Hands bytes `start..<end` of the file to `body` in order, in pieces of 1 MiB at most.
+    private func read(
+        from start: Int64,
+        to end: Int64,
+        isCancelled: () -> Bool,
+        _ body: (UnsafeRawBufferPointer) -> Void
+    ) throws(PinFetchError) {
         let size = Int(max(1, min(1 << 20, end - start)))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }
@@ -22,7 +42,7 @@ extension PartialFile {
             )
             let count = try self.read(into: slice, at: position)
             guard count > 0 else { throw PinFetchError(.fileIO, "\(self.path) ended at byte \(position)") }
-            digest.update(UnsafeRawBufferPointer(rebasing: slice[..<count]))
+            body(UnsafeRawBufferPointer(rebasing: slice[..<count]))
             position += Int64(count)
         }
     }
@@ -32,14 +52,6 @@ extension PartialFile {
     func tailDigest(before offset: Int64) throws(PinFetchError) -> [UInt8] {
         let digest = RunningDigest(algorithm: .sha256)
         try self.hash(from: offset - Checkpoint.tailLength(before: offset), to: offset, into: digest)
-        return digest.finalize()
-    }
-
-    /// SHA-256 of the last ``Checkpoint/spanTailLength(of:)`` bytes of `span` (4 KiB at most).
-    /// - Throws: ``PinFetchError/Code/fileIO`` when they cannot be read (the file is shorter).
-    func tailDigest(of span: Range<Int64>) throws(PinFetchError) -> [UInt8] {
-        let digest = RunningDigest(algorithm: .sha256)
-        try self.hash(from: span.upperBound - Checkpoint.spanTailLength(of: span), to: span.upperBound, into: digest)
         return digest.finalize()
     }
 }

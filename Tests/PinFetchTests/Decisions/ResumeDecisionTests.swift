@@ -154,6 +154,13 @@ struct ResumeDecisionTests {
             expected: .resume(from: 1000)
         ),
         Case(
+            label: "no total in the checkpoint, HEAD's length equal but no validator to tie it: the GET decides",
+            checkpoint: Self.checkpoint(totalLength: nil, offset: 1000),
+            partialSize: 1000,
+            probe: Probe(length: 1000, validator: Self.none),
+            expected: .resume(from: 1000)
+        ),
+        Case(
             label: "remote length equal, probe without validator: the GET decides",
             checkpoint: Self.checkpoint(offset: 1000),
             partialSize: 1000,

@@ -254,6 +254,53 @@ extension FetchTests {
         }
     }
 
+    /// A chunked body that ended cleanly records its length: a run stopped before placing the
+    /// file (here a file took its server-chosen name meanwhile) leaves a partial the next run
+    /// finalizes on HEAD's length, unpinned, without a GET; so a server that breaks a range at the
+    /// end of the file (it drops the connection, as a stream error over HTTP/2 does) is never
+    /// met. A body that broke off records none (``HostileAnswerTests``).
+    @Test func `a chunked body that ended records its length, and a rerun finalizes it without a GET`() async throws {
+        var resource = Self.resourceA
+        resource.extraHeaders = [("Content-Disposition", "attachment; filename=out.bin")]
+        try await withTestHTTPServer(serving: resource) { server in
+            server.handler = { request, _ in
+                guard request.method == "GET", request.header("Range") == "bytes=\(Fixtures.a.count)-" else {
+                    return nil
+                }
+                return TestResponse(status: 416, headers: [], body: [1], closeAfterBodyBytes: 0)
+            }
+            var faults = TestFaults(omitContentLength: true)
+            faults.bytesPerSecond = 100_000  // 10 s: the file is created while the body comes
+            server.faults = faults
+            try await withTemporaryDirectory { directory in
+                let job = FetchJob(
+                    mirrors: [server.url()],
+                    destination: "\(directory)/file",
+                    namingDirectory: directory
+                )
+                let first = Task { await Fetcher.immediate(retries: 0).run([job])[0] }
+                try await waitUntil { FileSystem.exists("\(directory)/out.bin.part") }
+                try Data("mine".utf8).write(to: URL(filePath: "\(directory)/out.bin"))
+                let refused = await first.value
+                #expect(refused.error?.code == .fileIO, "\(failure(refused))")
+                let record = try #require(CheckpointFile.read("\(directory)/out.bin.part.state")?.durable.first)
+                #expect(record.offset == Int64(Fixtures.a.count))
+                #expect(record.totalLength == Int64(Fixtures.a.count))
+
+                try FileManager.default.removeItem(atPath: "\(directory)/out.bin")
+                server.faults = TestFaults()
+                let before = server.requests.count
+                let result = await Fetcher.immediate(retries: 1).run([job])[0]
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.digest == Fixtures.sha256A)
+                #expect(result.downloadedBytes == 0)
+                #expect(server.requests.dropFirst(before).map(\.method) == ["HEAD"])
+                #expect(contents("\(directory)/out.bin") == Fixtures.a)
+                #expect(listing(directory) == ["out.bin"])
+            }
+        }
+    }
+
     /// The same partial with a pin it does not match (the HEAD's length was a lie, or the bytes
     /// another file's): the pin decides, and one download from byte 0 gets the pinned file.
     @Test func `a partial finalized on HEAD's length that misses the pin is downloaded again`() async throws {

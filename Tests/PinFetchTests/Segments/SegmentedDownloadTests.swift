@@ -21,12 +21,25 @@ struct SegmentedDownloadTests {
     /// Whether `path` holds `bytes` (a failure names no megabytes of bytes).
     static func holds(_ path: String, _ bytes: [UInt8]) -> Bool { fileHolds(path, bytes) }
 
-    /// A segmented fetch of the server's file into `output`, cancelled once pieces ahead of its
-    /// crawling first piece came in (the server must throttle answers without `Range`).
-    static func cancelledWithPiecesAhead(_ server: TestHTTPServer, to output: String) async throws -> FetchResult {
+    /// The resource `body` under ``etag`` with its `Repr-Digest` (RFC 9530), which lets an
+    /// unpinned download use segments.
+    static func digested(_ body: [UInt8]) -> TestResource {
+        var resource = TestResource(body: body, etag: Self.etag)
+        resource.extraHeaders = [("Repr-Digest", DigestFieldTests.field("sha-256", Fixtures.sha256(body)))]
+        return resource
+    }
+
+    /// A segmented fetch of the server's file into `output` (pinned to `pin`, or checked by the
+    /// server's digest), cancelled once pieces ahead of its crawling first piece came in (the
+    /// server must throttle answers without `Range`).
+    static func cancelledWithPiecesAhead(
+        _ server: TestHTTPServer,
+        to output: String,
+        verifying pin: Pin? = nil
+    ) async throws -> FetchResult {
         var options = Self.options(segments: 4, pieceSize: 256 << 10)
         options.retries = 0
-        let first = Task { [options] in await Fetcher(options: options).run(server.url(), to: output) }
+        let first = Task { [options] in await Fetcher(options: options).run(server.url(), to: output, verifying: pin) }
         // Until two pieces beside the first were sent: the first crawls at 16 KiB/s (16 s for its
         // 256 KiB), so 768 KiB sent holds at least 512 KiB of the others. Not a time bound: the
         // deadline only ends a wait that can no longer succeed.
@@ -75,7 +88,8 @@ struct SegmentedDownloadTests {
     @Test func `a piece answered for another representation starts the file over from byte 0`() async throws {
         let old = pseudoRandomBytes(1 << 20, seed: 142)
         let new = pseudoRandomBytes(1 << 20, seed: 143)
-        try await withTestHTTPServer(serving: TestResource(body: old, etag: Self.etag)) { server in
+        // Each with its Repr-Digest, so that the unpinned download uses segments.
+        try await withTestHTTPServer(serving: Self.digested(old)) { server in
             var faults = TestFaults()
             faults.bytesPerSecond = 256 << 10  // so the other connections ask for pieces before the first is done
             server.faults = faults
@@ -83,7 +97,9 @@ struct SegmentedDownloadTests {
             server.handler = { request, _ in
                 // The file changes on the server while the first pieces are asked for.
                 guard request.header("Range") != nil, !changed.exchange(true, ordering: .relaxed) else { return nil }
-                server.resource = TestResource(body: new, etag: "\"v2\"")
+                var changedResource = Self.digested(new)
+                changedResource.etag = "\"v2\""
+                server.resource = changedResource
                 return nil
             }
             try await withTemporaryDirectory { directory in
@@ -234,7 +250,8 @@ struct SegmentedDownloadTests {
             server.faults = faults
             try await withTemporaryDirectory { directory in
                 let output = directory + "/f"
-                let stopped = try await Self.cancelledWithPiecesAhead(server, to: output)
+                let pin = try Pin(sha256Hex: Fixtures.sha256(body))
+                let stopped = try await Self.cancelledWithPiecesAhead(server, to: output, verifying: pin)
                 #expect(stopped.error?.code == .cancelled, "\(server.getRequests.map { $0.header("Range") ?? "-" })")
                 let record = CheckpointFile.read(output + ".part.state")?.durable.first
                 let spans = record?.spans ?? []
@@ -264,9 +281,15 @@ struct SegmentedDownloadTests {
         }
     }
 
-    @Test func `a kept span whose end changed since its checkpoint is fetched again, not trusted`() async throws {
+    /// A torn or lost write, or a stray one, anywhere in a span kept ahead of the hash: the span
+    /// is read back whole before a resume keeps it, and fetched again when its checksum differs.
+    /// No pin: the server's digest allows the segments, and would only find the damage at the end.
+    @Test(arguments: ["start", "middle", "end", "nowhere"])
+    func `a kept span damaged anywhere since its checkpoint is fetched again, not trusted`(
+        at place: String
+    ) async throws {
         let body = pseudoRandomBytes(2 << 20, seed: 150)
-        try await withTestHTTPServer(serving: TestResource(body: body, etag: Self.etag)) { server in
+        try await withTestHTTPServer(serving: Self.digested(body)) { server in
             var faults = TestFaults()
             faults.unrangedBytesPerSecond = 16 << 10  // the first piece crawls, the others wait ahead
             faults.throttledBefore = 256 << 10
@@ -276,15 +299,18 @@ struct SegmentedDownloadTests {
                 _ = try await Self.cancelledWithPiecesAhead(server, to: output)
                 let record = try #require(CheckpointFile.read(output + ".part.state")?.durable.first)
                 let span = try #require(record.spans?.first)
-                #expect(record.spanTails?.count == record.spans?.count)
-                // A lost write: the span's last 4 KiB read as zeros now.
-                let handle = try #require(FileHandle(forUpdatingAtPath: output + ".part"))
-                try handle.seek(toOffset: UInt64(span[1] - 4096))
-                handle.write(Data(count: 4096))
-                try handle.close()
+                #expect(record.spanChecksums?.count == record.spans?.count)
+                // 4 KiB of zeros at the span's start, in its middle, or at its end; or none (the
+                // span is then kept).
+                if let at = ["start": span[0], "middle": (span[0] + span[1]) / 2, "end": span[1] - 4096][place] {
+                    let handle = try #require(FileHandle(forUpdatingAtPath: output + ".part"))
+                    try handle.seek(toOffset: UInt64(at))
+                    handle.write(Data(count: 4096))
+                    try handle.close()
+                }
 
                 server.faults = TestFaults()
-                // No pin: only the check of the span's end keeps the zeros out.
+                let before = server.getRequests.count
                 let result = await Fetcher(options: Self.options(segments: 4, pieceSize: 256 << 10)).run(
                     server.url(),
                     to: output
@@ -292,6 +318,16 @@ struct SegmentedDownloadTests {
                 #expect(result.error == nil, "\(String(describing: result.error))")
                 #expect(Self.holds(output, body))
                 #expect(result.digest == Fixtures.sha256(body))
+                // Found at the resume, not by the digest at the end: no restart, and the span's
+                // bytes came again (one stream may fetch them on the way).
+                #expect(result.restarts == 0)
+                let asked = server.getRequests.dropFirst(before).compactMap { $0.header("Range") }
+                let kept = result.downloadedBytes <= Int64(body.count) - (span[1] - span[0])
+                #expect(
+                    kept == (place == "nowhere"),
+                    "\(result.downloadedBytes) bytes came; asked \(asked) for \(span)"
+                )
+                #expect(result.resumedFrom + result.downloadedBytes == Int64(body.count))
             }
         }
     }

@@ -32,8 +32,9 @@ final class SegmentAssembler: @unchecked Sendable {
     private var blockCount = 0
     /// Bytes per block: the most a transfer hands over at once (``TransferChannel/joinUpTo``).
     static let blockSize = 256 << 10
-    /// Every span delivered or found on disk, merged: what a checkpoint may record.
-    private var written = WrittenSpans()
+    /// The spans ahead of the prefix, delivered or found on disk, merged, each with its CRC-32:
+    /// what a checkpoint may record.
+    private var written = CheckedSpans()
     private var reread: Int64 = 0
     private var peak = 0
 
@@ -42,22 +43,23 @@ final class SegmentAssembler: @unchecked Sendable {
     ///   - partial: Where every delivered span was written, to read back what was not kept.
     ///   - prefix: Bytes already hashed (from byte 0).
     ///   - memoryBound: Bytes at most kept ahead of the prefix (``FetchOptions``: 96 MiB).
-    ///   - onDisk: Spans past `prefix` an earlier run wrote (a resumed segmented download): read
-    ///     back when the prefix reaches them. Apart from each other and from what is delivered.
+    ///   - onDisk: Spans past `prefix` an earlier run wrote (a resumed segmented download), their
+    ///     checksums confirmed: read back when the prefix reaches them. Apart from each other and
+    ///     from what is delivered.
     init(
         pipeline: HashingPipeline,
         partial: PartialFile,
         prefix: Int64,
         memoryBound: Int = 96 << 20,
-        onDisk: [Range<Int64>] = []
+        onDisk: [CheckedSpans.Span] = []
     ) {
         self.pipeline = pipeline
         self.partial = partial
         self.prefix = prefix
         self.memoryBound = memoryBound
-        for span in onDisk where span.lowerBound >= prefix && !span.isEmpty {
-            self.ahead[span.lowerBound] = (Int(span.count), nil)
-            self.written.insert(span)
+        for span in onDisk where span.range.lowerBound >= prefix && !span.range.isEmpty {
+            self.ahead[span.range.lowerBound] = (Int(span.range.count), nil)
+            self.written.insert(span.range, checksum: span.checksum)
         }
     }
 
@@ -66,8 +68,9 @@ final class SegmentAssembler: @unchecked Sendable {
         for block in self.freeBlocks { block.deallocate() }
     }
 
-    /// The written spans at or past `offset` (nearest first, at most ``WrittenSpans/recordLimit``).
-    func written(beyond offset: Int64) -> [Range<Int64>] {
+    /// The spans written ahead that begin at or past `offset`, with their checksums (nearest
+    /// first, at most ``CheckedSpans/recordLimit``).
+    func written(beyond offset: Int64) -> [CheckedSpans.Span] {
         self.locked { self.written.beyond(offset) }
     }
 
@@ -93,15 +96,19 @@ final class SegmentAssembler: @unchecked Sendable {
     /// - Throws: ``PinFetchError/Code/fileIO`` when a span left on disk cannot be read back.
     func deliver(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(PinFetchError) {
         guard !bytes.isEmpty else { return }
+        // Bytes at the prefix go to the hash and need no checksum; the others' is taken outside
+        // the lock, on the fetcher's own thread (if the prefix reaches them meanwhile, unused).
+        let ahead = self.locked { offset != self.prefix }
+        let checksum = ahead ? SpanChecksum.of(bytes) : 0
         self.lock.lock()
         defer { self.lock.unlock() }
-        self.written.insert(offset..<(offset + Int64(bytes.count)))
         self.delivered += Int64(bytes.count)
         if offset == self.prefix {
             self.pipeline.submit(bytes)
             self.prefix += Int64(bytes.count)
             try self.drain()
         } else {
+            self.written.insert(offset..<(offset + Int64(bytes.count)), checksum: checksum)
             self.keep(bytes, at: offset)
         }
     }
@@ -119,6 +126,7 @@ final class SegmentAssembler: @unchecked Sendable {
             }
             self.prefix += Int64(span.count)
         }
+        self.written.removeAll(before: self.prefix)
     }
 
     /// Keeps a span ahead of the prefix in blocks (filling on the block of the span it continues),

@@ -51,7 +51,7 @@ struct Segmentation: Sendable {
         /// The hashed prefix: bytes of the partial the digest covers now.
         var prefix: Int64
         /// Spans written past the prefix and kept for a resume (`nil`: none, or cut off).
-        var writtenAhead: WrittenSpans?
+        var writtenAhead: CheckedSpans?
         /// Body bytes the helpers received.
         var helperBytes: Int64
         /// Bytes read back from the partial to hash them (past the memory bound, or kept).
@@ -73,19 +73,23 @@ struct Segmentation: Sendable {
     let policy: Policy
 
     /// A ``SegmentedFetch`` for the answer whose body begins now at `offset`, with its helpers
-    /// ready, or `nil` when this answer is fetched over one stream: `--segments 1` (unless a
+    /// ready, or `nil` when this answer is fetched over one stream: nothing `checked` (no pin and
+    /// no digest from the server: no single answer would vouch for a file put together from
+    /// several, <doc:ResumeAndCheckpoints#Pieces-ahead-of-the-hash>), `--segments 1` (unless a
     /// resumed partial holds pieces ahead: they are kept, one piece after another), a segmented
     /// phase of this run stopped already, a content coding, no strong validator for `If-Range`,
     /// no complete length, or not more than one piece left; and, for a `200` from byte 0, no
-    /// `Accept-Ranges: bytes` (a `206` shows ranges work). Pieces that a resumed partial holds
-    /// whole (`writtenAhead`) are kept, and read back when the hash reaches them. The checkpoint
-    /// `writer` is told of the spans written ahead, and of mirrors mixed in a partial.
+    /// `Accept-Ranges: bytes` (a `206` shows ranges work). Spans that a resumed partial holds
+    /// from a piece's start (`writtenAhead`, their checksums confirmed) are kept, and read back
+    /// when the hash reaches them. The checkpoint `writer` is told of the spans written ahead, and
+    /// of mirrors mixed in a partial.
     func begin(
         for head: ResponseHead,
         totalLength: Int64?,
         partial: PartialFile,
         offset: Int64,
-        writtenAhead: WrittenSpans?,
+        writtenAhead: CheckedSpans?,
+        checked: Bool,
         pipeline: HashingPipeline,
         writer: CheckpointWriter?
     ) -> SegmentedFetch? {
@@ -106,26 +110,32 @@ struct Segmentation: Sendable {
         if options.segmentsAutomatic, length - offset < 64 << 20, !keepsPieces { return nil }
         var plan = SegmentPlan(length: length, pieceSize: pieceSize, writtenUpTo: offset)
         let leadPiece = plan.piece(at: offset)
-        // What the partial holds of the pieces after the lead's (from their start): kept, read
-        // back when the hash reaches it; a piece held whole is not asked for again, one held in
-        // part is asked for from where it stops.
-        var kept: [Range<Int64>] = []
+        // What the partial holds from the start of a piece after the lead's: kept, read back when
+        // the hash reaches it; a piece held whole is not asked for again, one held in part is
+        // asked for from where it stops. A span that begins elsewhere (another piece size) goes:
+        // its checksum is of the whole span.
+        var kept: [CheckedSpans.Span] = []
         var startsAt: [Int: Int64] = [:]
-        if let ahead = writtenAhead {
-            for index in (leadPiece + 1)..<plan.pieces.count {
+        for span in writtenAhead?.spans ?? [] {
+            let first = plan.piece(at: span.range.lowerBound)
+            guard first > leadPiece, plan.range(of: first).lowerBound == span.range.lowerBound else { continue }
+            kept.append(span)
+            for index in first..<plan.pieces.count {
                 let range = plan.range(of: index)
-                guard let span = ahead.ranges.first(where: { $0.contains(range.lowerBound) }) else { continue }
-                let held = range.lowerBound..<min(range.upperBound, span.upperBound)
-                kept.append(held)
-                if held.upperBound == range.upperBound {
+                guard range.lowerBound < span.range.upperBound else { break }
+                if range.upperBound <= span.range.upperBound {
                     plan.markWritten(index)
                 } else {
-                    startsAt[index] = held.upperBound
+                    startsAt[index] = span.range.upperBound
                 }
             }
         }
         let open = plan.pieces.filter { $0 == .open }.count
         guard open > 1 || !kept.isEmpty else { return nil }
+        guard checked else {
+            self.sayWhyOneStream()
+            return nil
+        }
         _ = plan.claim(leadPiece, for: 0)
         let assembler = SegmentAssembler(
             pipeline: pipeline,
@@ -149,7 +159,7 @@ struct Segmentation: Sendable {
             leadPiece: leadPiece,
             leadStart: offset,
             startsAt: startsAt,
-            keptBytes: kept.reduce(0) { $0 + Int64($1.count) },
+            keptBytes: kept.reduce(0) { $0 + Int64($1.range.count) },
             validator: head.validator,
             ifRange: ifRange,
             assembler: assembler,
@@ -158,7 +168,10 @@ struct Segmentation: Sendable {
         // A server that refused pieces earlier in this run (429, 503) gets no more than it took.
         let helpers = min(min(options.segments, open) - 1, self.policy.helperCeiling ?? .max)
         let reporter = self.requester.reporter
-        if !kept.isEmpty { reporter.decide("\(kept.count) pieces kept from an earlier run") }
+        if !kept.isEmpty {
+            let bytes = kept.reduce(Int64(0)) { $0 + Int64($1.range.count) }
+            reporter.decide("\(bytes) bytes in \(kept.count) spans kept from an earlier run, their checksums confirmed")
+        }
         let requester = self.requester
         let engine = self.engine
         let pieces = PieceFetcher(requester: requester, fetch: fetch, partial: partial)
@@ -192,6 +205,20 @@ struct Segmentation: Sendable {
             }
         }
         return fetch
+    }
+
+    /// Why an answer that could be cut into pieces is not: once per run for `--segments N` (the
+    /// message names no file, and the command line prints each warning once), in `-v` for each.
+    private func sayWhyOneStream() {
+        let reporter = self.requester.reporter
+        let options = self.requester.options
+        reporter.decide("over one stream: no pin and no digest from the server to check pieces of several answers")
+        guard options.segments > 1, !options.segmentsAutomatic else { return }
+        reporter.warn(
+            "--segments \(options.segments): a file with no pin and no digest from its server (Repr-Digest, "
+                + "x-amz-checksum-sha256, x-goog-hash) is fetched over one stream: nothing would check "
+                + "bytes put together from several answers"
+        )
     }
 
     /// Ends the segmented phase once the lead's GET returned: this thread fetches pieces
@@ -253,7 +280,7 @@ struct Segmentation: Sendable {
         )
         if fetch.isComplete, prefix == fetch.length { return end }
         let spans = fetch.assembler.written(beyond: prefix)
-        let kept = spans.isEmpty ? nil : WrittenSpans(spans)
+        let kept = spans.isEmpty ? nil : CheckedSpans(spans)
         if case .backedOff(let reason, let retryAfter) = fetch.stop, !control.isCancelled, fetch.localFailure == nil {
             // Every connection was refused: the pieces stay for the next attempt, which waits.
             requester.reporter.decide("segments paused at byte \(prefix): \(reason)")

@@ -39,7 +39,10 @@ extension MirrorSource {
             }
             if let end = result.segments { self.takeIn(end) }
             switch result.verdict {
-            case .complete, .finalize:
+            case .complete:
+                try self.partial.recordComplete()
+                return
+            case .finalize:
                 return
             case .moreToFetch:
                 continue
