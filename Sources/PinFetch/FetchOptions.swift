@@ -42,8 +42,10 @@ public struct FetchOptions: Sendable {
     /// a redirect leaves it; a header `Authorization` given in ``headers`` wins. `nil` for none.
     public var credentials: String? = nil
     /// A netrc file: the `login` and `password` of the `machine` entry (or `default`) for the host
-    /// each request goes to, read by libcurl; only while a request stays on its mirror's origin.
-    /// `nil` for none.
+    /// each request goes to, matched by libcurl; only while a request stays on its mirror's origin.
+    /// `nil` for none. Read once when the fetch starts (as are ``caBundleFile``,
+    /// ``clientCertificateFile`` and ``clientKeyFile``): a file edited or replaced while it runs,
+    /// by a FIFO say, changes nothing.
     public var netrcFile: String? = nil
     /// The proxy every request goes through (`http://`, `https://`, `socks5h://`…, credentials
     /// allowed), or `nil` to follow `http_proxy`, `https_proxy` and `all_proxy` as libcurl does.

@@ -4,19 +4,34 @@ import FoundationEssentials
 
 /// What every request of a fetch shares on its way to a server: trust anchors, a client
 /// certificate, a proxy, a netrc file and a rate limit (the last applied by the delegate). Built once per batch from
-/// ``FetchOptions`` (reading the certificate files once), applied to each request by
-/// ``apply(to:netrc:)``.
+/// ``FetchOptions``, applied to each request by ``apply(to:netrc:)``.
+///
+/// The files the user names are read once, here: libcurl and OpenSSL would open them again for
+/// each request, so one swapped for a FIFO while the run goes on would hang a transfer inside
+/// `open` through every stop signal, and one edited meanwhile would change what later files
+/// trust. Certificates and keys go as blobs; the netrc file (libcurl takes it only by path) as a
+/// ``PrivateCopy``. A file that cannot be read as a regular file is left to libcurl by path,
+/// which fails the request as it always did.
 struct TransportSettings: Sendable {
-    /// PEM bundle bytes (`CURLOPT_CAINFO_BLOB`): the base bundle plus `--cacert`'s certificates.
+    /// PEM bundle bytes (`CURLOPT_CAINFO_BLOB`): the base bundle plus `--cacert`'s certificates,
+    /// or the bundle given in place of the system's.
     var caBundle: PEMBundle?
-    /// A PEM bundle used in place of the system's (`CURLOPT_CAINFO`) when there is no ``caBundle``.
+    /// A PEM bundle used in place of the system's (`CURLOPT_CAINFO`) when it could not be read
+    /// into ``caBundle``.
     var caBundleFile: String?
     /// A hashed certificate directory (`CURLOPT_CAPATH`).
     var caDirectory: String?
+    /// The client certificate's PEM bytes (`CURLOPT_SSLCERT_BLOB`), and its key's (the
+    /// certificate's file when it holds the key too).
+    var clientCertificate: PEMBundle?
+    var clientKey: PEMBundle?
+    /// The paths, when the files could not be read into the blobs.
     var clientCertificateFile: String?
     var clientKeyFile: String?
     var proxy: String?
     var noProxy: String?
+    /// The netrc file's bytes as they were at the start, or its path when it could not be read.
+    var netrc: PrivateCopy?
     var netrcFile: String?
     /// Bytes per second, enforced by ``TransferDelegate`` (not `CURLOPT_MAX_RECV_SPEED_LARGE`:
     /// libcurl 7.88 lets whatever already waits in the socket through, so an 8 MiB file from a
@@ -31,20 +46,33 @@ struct TransportSettings: Sendable {
     init(_ options: FetchOptions) throws(PinFetchError) {
         if let extra = options.caFile {
             self.caBundle = PEMBundle(try TrustAnchors.bundle(adding: extra, to: options.caBundleFile))
-        } else {
-            self.caBundleFile = options.caBundleFile
+        } else if let file = options.caBundleFile {
+            self.caBundle = Self.read(file).map(PEMBundle.init)
+            if self.caBundle == nil { self.caBundleFile = file }
         }
         self.caDirectory = options.caDirectory
-        self.clientCertificateFile = options.clientCertificateFile
-        self.clientKeyFile = options.clientKeyFile
+        if let file = options.clientCertificateFile {
+            self.clientCertificate = Self.read(file).map(PEMBundle.init)
+            if self.clientCertificate == nil { self.clientCertificateFile = file }
+            // No key file: OpenSSL takes the key from the certificate's file.
+            let keyFile = options.clientKeyFile ?? file
+            self.clientKey = self.clientCertificate == nil ? nil : Self.read(keyFile).map(PEMBundle.init)
+            if self.clientKey == nil { self.clientKeyFile = keyFile }
+        }
         self.proxy = options.proxy
         // libcurl reads no_proxy itself when not told; it is read here so its list is normalized too.
         let environment = ProcessInfo.processInfo.environment
         let bypass = options.noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
         self.noProxy = bypass.map(Self.normalizedBypassList)
-        self.netrcFile = options.netrcFile
+        if let file = options.netrcFile {
+            self.netrc = Self.read(file).flatMap(PrivateCopy.init)
+            if self.netrc == nil { self.netrcFile = file }
+        }
         self.maximumReceiveRate = options.maximumReceiveRate
     }
+
+    /// The bytes of a regular file (never waiting on a FIFO), at most 64 MiB; `nil` otherwise.
+    private static func read(_ path: String) -> [UInt8]? { FileSystem.readSmallFile(path, limit: 64 << 20) }
 
     /// A `--noproxy`/`no_proxy` list as libcurl 7.88 matches it: an IPv6 literal in brackets
     /// (`[::1]`, `[fe80::1]/64`), as it is spelt in a URL, loses them, since libcurl compares
@@ -67,32 +95,39 @@ struct TransportSettings: Sendable {
     func apply(to raw: UnsafeMutableRawPointer, netrc: Bool) -> CURLcode {
         var result = CURLE_OK
         func set(_ code: CURLcode) { if result == CURLE_OK { result = code } }
+        /// Not copied (CURL_BLOB_NOCOPY): the bytes outlive every transfer of the batch, and a
+        /// copy of a ~200 KiB bundle for each request was most of a small file's memory traffic.
+        func setBlob(_ option: CURLoption, _ bytes: PEMBundle) {
+            var blob = curl_blob(data: bytes.bytes.baseAddress, len: bytes.bytes.count, flags: UInt32(CURL_BLOB_NOCOPY))
+            set(ccurl_easy_setopt_pointer(raw, option, &blob))
+        }
         if let bundle = self.caBundle {
-            // Not copied (CURL_BLOB_NOCOPY): the bundle outlives every transfer of the batch, and a
-            // copy of its ~200 KiB for each request was most of a small file's memory traffic.
-            var blob = curl_blob(
-                data: bundle.bytes.baseAddress,
-                len: bundle.bytes.count,
-                flags: UInt32(CURL_BLOB_NOCOPY)
-            )
-            set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO_BLOB, &blob))
+            setBlob(CURLOPT_CAINFO_BLOB, bundle)
         } else if let file = self.caBundleFile {
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAINFO, file))
         }
         if let directory = self.caDirectory { set(ccurl_easy_setopt_pointer(raw, CURLOPT_CAPATH, directory)) }
-        if let certificate = self.clientCertificateFile {
+        if let certificate = self.clientCertificate {
+            setBlob(CURLOPT_SSLCERT_BLOB, certificate)
+        } else if let certificate = self.clientCertificateFile {
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLCERT, certificate))
-            set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLCERTTYPE, "PEM"))
         }
-        if let key = self.clientKeyFile { set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLKEY, key)) }
-        if self.clientCertificateFile != nil {
+        if let key = self.clientKey {
+            setBlob(CURLOPT_SSLKEY_BLOB, key)
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLKEYTYPE, "PEM"))
+        } else if let key = self.clientKeyFile {
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLKEY, key))
+        }
+        let hasCertificate = self.clientCertificate != nil || self.clientCertificateFile != nil
+        if hasCertificate { set(ccurl_easy_setopt_pointer(raw, CURLOPT_SSLCERTTYPE, "PEM")) }
+        if hasCertificate {
             // An empty passphrase: an encrypted key then fails, where OpenSSL would otherwise ask
             // for one on the terminal and wait forever (pinfetch runs unattended).
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_KEYPASSWD, ""))
         }
         if let proxy = self.proxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROXY, proxy)) }
         if let hosts = self.noProxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_NOPROXY, hosts)) }
-        if netrc, let file = self.netrcFile {
+        if netrc, let file = self.netrc?.path ?? self.netrcFile {
             set(ccurl_easy_setopt_long(raw, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_NETRC_FILE, file))
         }

@@ -112,3 +112,55 @@ extension ProcessTests {
         }
     }
 }
+
+extension ProcessTests {
+    /// The files the user names are read once, at the start: libcurl and OpenSSL would open them
+    /// again for each request, and one swapped for a FIFO while the run goes on hung a transfer
+    /// inside `open`, through every stop signal. Here the CA bundle (`SSL_CERT_FILE`), the client
+    /// certificate and key, and the netrc file all become FIFOs with no writer while the first of
+    /// two files comes; the second still comes, with the certificate the server asks for.
+    @Test func `certificate, key, CA bundle and netrc files swapped for FIFOs mid-run hang nothing`() async throws {
+        try await Self.withHTTPSNginx(clientAuthentication: true) { nginx, authority, work in
+            let slow = Self.pseudoRandomContent(1 << 20, seed: 31)  // about 5 s at /slow/'s 200 KiB/s
+            try nginx.serve(slow, as: "slow.bin")
+            var named: [String: String] = [:]
+            for (name, source) in [
+                "ca.pem": authority.certificate, "client.pem": authority.client.certificate,
+                "client.key": authority.client.key,
+            ] {
+                named[name] = work + "/" + name
+                try FileManager.default.copyItem(atPath: source, toPath: work + "/" + name)
+            }
+            named["netrc"] = work + "/netrc"
+            try "machine 127.0.0.1 login ci password secret\n".write(
+                toFile: work + "/netrc",
+                atomically: true,
+                encoding: .utf8
+            )
+            try [
+                "\(nginx.httpsURL("slow/slow.bin")) sha256:\(Fixtures.sha256(slow)) slow.bin",
+                "\(nginx.httpsURL("file")) sha256:\(Fixtures.sha256A) file",
+            ].joined(separator: "\n").appending("\n").write(toFile: work + "/list", atomically: true, encoding: .utf8)
+            let out = try EndToEndTests.makeDirectory(work + "/out")
+            let child = try self.startPinfetch(
+                [
+                    "-j", "1", "--cert", named["client.pem"]!, "--key", named["client.key"]!,
+                    "--netrc-file", named["netrc"]!, "-i", work + "/list", "-P", out,
+                ],
+                logs: work + "/run",
+                environment: ["SSL_CERT_FILE": named["ca.pem"]!, "SSL_CERT_DIR": "", "CURL_CA_BUNDLE": ""]
+            )
+            try await Self.waitUntil("the first file's partial", child) {
+                FileManager.default.fileExists(atPath: out + "/slow.bin.part")
+            }
+            for path in named.values {
+                try FileManager.default.removeItem(atPath: path)
+                #expect(mkfifo(path, 0o600) == 0)
+            }
+            _ = try await child.wait(timeout: .seconds(60))
+            #expect(child.result.status == 0, "\(child.transcript)\n\(EndToEndTests.explain(child.result, nginx))")
+            #expect(contents(out + "/slow.bin") == slow)
+            #expect(contents(out + "/file") == Fixtures.a)
+        }
+    }
+}
