@@ -241,6 +241,13 @@ extension Arguments {
             hostPort.hasPrefix("[")
             ? hostPort.split(separator: "]").last.map { $0.dropFirst() }
             : hostPort.split(separator: ":", maxSplits: 1).dropFirst().first
+        guard !HTTPURL.beginsWithMarkOrFormat(hostPort) else {
+            throw .refused(
+                option: label,
+                reason: "\(SafeFileName.quoted(shown)): its host begins with a combining mark or an invisible "
+                    + "format character"
+            )
+        }
         guard !hostPort.isEmpty, !hostPort.hasPrefix(":"),
             port.map({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && (Int($0).map { (1...65_535).contains($0) } ?? false) }
             ) ?? true

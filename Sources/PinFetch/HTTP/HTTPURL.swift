@@ -181,9 +181,10 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The origin as `scheme://host:port`, the port always written out.
     package var origin: String { "\(self.scheme)://\(self.host):\(self.port)" }
 
-    /// ``text`` with its secrets replaced by `***` (``Redaction/url(_:)``), for messages, logs,
-    /// `--json` and the checkpoint (<doc:CommandLine#Files>: secrets are never shown nor written to a sidecar).
-    package var redacted: String { Redaction.url(self.text) }
+    /// The URL as messages, logs and `--json` show it: its secrets replaced by `***`
+    /// (``Redaction/url(_:)``, <doc:CommandLine#Files>: secrets are never shown nor written to a
+    /// sidecar), an internationalized host as typed (``wireText``'s UTF-8, not its `%XX`).
+    package var redacted: String { Redaction.url(self.wireText) }
 
     /// The segments of the path, each percent-decoded (kept as written where that fails):
     /// `https://h/a/my%20file?q` gives `["a", "my file"]`; `[]` for an empty path.
@@ -225,6 +226,13 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte | 0x20) }
+
+    /// Whether `host` begins with a combining mark or a format character, which no label may
+    /// (IDNA, RFC 5891 §4.2.3.2): a delimiter's mark cut off, never a name. For the command
+    /// line's `--proxy`, checked as URL hosts are.
+    package static func beginsWithMarkOrFormat(_ host: Substring) -> Bool {
+        host.unicodeScalars.first.map(Self.isMarkOrFormat) ?? false
+    }
 
     private static func isMarkOrFormat(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {

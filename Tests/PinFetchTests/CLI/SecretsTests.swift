@@ -114,10 +114,12 @@ struct SecretsTests {
     }
 
     /// User input: a --proxy with a password and a port out of range, or a space in its password,
-    /// or a combining mark after its `@` (one Swift `Character` with it).
+    /// or a combining mark after its `@` (one Swift `Character` with it), with a good port too
+    /// (its host then begins with the mark: no name does, as in a URL).
     @Test(arguments: [
         ["--proxy", "http://pxuser:PROXYSECRET@127.0.0.1:99999"], ["--proxy", "pxuser:PROXY SECRET@127.0.0.1:3128"],
         ["--proxy", "pxuser:PROXYSECRET@\u{301}h:x"], ["--proxy", "http://pxuser:PROXYSECRET@\u{301}h:x"],
+        ["--proxy", "http://pxuser:PROXYSECRET@\u{301}h:3128"], ["--proxy", "\u{200B}proxy.example:3128"],
     ])
     func `a proxy that cannot work is bad input, shown without its password`(arguments: [String]) async {
         let run = await runCLI(quietOnce + arguments + ["-o", "/nonexistent/x", "http://127.0.0.1:9/x"])

@@ -121,6 +121,8 @@ extension ProcessTests {
                 #expect(request.target == "http://xn--bcher-kva.example/file")
                 #expect(request.header("Host") == "xn--bcher-kva.example")
                 #expect(contents(work + "/file") == Fixtures.a)
+                // What it reports names the host as a person types it, not in %XX.
+                #expect(child.result.json["url"] as? String == "http://bücher.example/file", "\(child.transcript)")
             }
         }
     }
