@@ -38,6 +38,26 @@ enum SidecarOwnership {
         }
     }
 
+    /// Checks that the cache placement path holds nothing but an empty file or one a cache copy
+    /// for this destination left (its ``PartialMark``): a file there with bytes and no mark is
+    /// someone's (`-o x.part.cache` is a destination too), never to be emptied by a copy. Asked
+    /// just before a copy is made there (a run that copies nothing leaves the path alone).
+    /// - Throws: ``PinFetchError/Code/fileIO`` naming it; nothing was changed.
+    static func checkCachePlacement(_ sidecars: Sidecars) throws(PinFetchError) {
+        let path = sidecars.cachePlacement
+        guard FileSystem.isRegularFile(path, followingLinks: false), Self.size(path) > 0 else { return }
+        switch PartialMark.read(path) {
+        case .unsupported: return
+        case .partial(let name) where name == Text.lastPathComponent(sidecars.destination): return
+        case .partial, .none:
+            throw PinFetchError(
+                .fileIO,
+                "\(path) is not a copy pinfetch placed for \(sidecars.destination): it is left alone; "
+                    + "move it away, or choose another output"
+            )
+        }
+    }
+
     /// Checks that `destination` is not a sidecar another destination's download still needs:
     /// `x.part` while `x` has a checkpoint or a marked partial there.
     /// - Throws: ``PinFetchError/Code/fileIO`` naming that download; nothing was changed.

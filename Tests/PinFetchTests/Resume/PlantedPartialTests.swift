@@ -348,3 +348,43 @@ struct PlantedPartialTests {
         }
     }
 }
+
+extension PlantedPartialTests {
+    /// `-o x.part.cache` is a destination too: a cache copy for `x` that would be made there
+    /// leaves a file with bytes and without pinfetch's mark alone (exit 3), and takes the place
+    /// of one an earlier copy for `x` left (marked).
+    @Test(arguments: [false, true])
+    func `a file at the cache copy's path is replaced only when an earlier copy for this destination left it`(
+        marked: Bool
+    ) async throws {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                var options = Self.once
+                options.cacheDirectory = "\(directory)/cache"
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let filled = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
+                #expect(filled.error == nil, "\(failure(filled))")
+                try FileManager.default.removeItem(atPath: output)
+                let planted = output + ".part.cache"
+                let theirs = Array("someone's verified output".utf8)
+                try Data(theirs).write(to: URL(filePath: planted))
+                if marked { _ = try PartialFile(path: planted, partialOf: output) }  // opening it marks it
+                let asked = server.getRequests.count
+                let result = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
+                if marked {
+                    #expect(result.error == nil, "\(failure(result))")
+                    #expect(result.fromCache)
+                    #expect(contents(output) == Fixtures.a)
+                    #expect(!FileManager.default.fileExists(atPath: planted))
+                } else {
+                    #expect(result.error?.code == .fileIO, "\(failure(result))")
+                    #expect(result.error?.message.contains("left alone") == true, "\(failure(result))")
+                    #expect(contents(planted) == theirs)
+                    #expect(!FileManager.default.fileExists(atPath: output))
+                }
+                #expect(server.getRequests.count == asked)
+            }
+        }
+    }
+}

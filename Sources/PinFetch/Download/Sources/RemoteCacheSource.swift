@@ -22,7 +22,8 @@ struct RemoteCacheSource: Source {
             return .passed
         }
         let path = context.sidecars.cachePlacement
-        let placed = try PartialFile(path: path, fresh: true)
+        try SidecarOwnership.checkCachePlacement(context.sidecars)
+        let placed = try PartialFile(path: path, fresh: true, partialOf: context.sidecars.destination)
         defer { try? FileSystem.remove(path) }  // gone once renamed; else nothing stays behind
         let reader = BlobReader(
             partial: placed,

@@ -84,7 +84,8 @@ struct VerifiedCopy {
     ) throws(PinFetchError) -> (size: Int64?, hashed: Int64, digest: [UInt8]) {
         let context = self.context
         let path = context.sidecars.cachePlacement
-        let copy = try PartialFile(path: path, fresh: true)
+        try SidecarOwnership.checkCachePlacement(context.sidecars)
+        let copy = try PartialFile(path: path, fresh: true, partialOf: context.sidecars.destination)
         defer { try? FileSystem.remove(path) }  // gone once renamed; else nothing stays behind
         do throws(PinFetchError) {
             _ = try FileCopy.copy(from: entry, to: copy, clone: clone) { context.requester.shouldStop }
