@@ -66,6 +66,17 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// reads the whole span back and keeps it only when it matches (a torn, lost or stray write
     /// anywhere in it); a record with spans but without these keeps none of them.
     var spanChecksums: [UInt32]?
+    /// How the run that wrote the record ended, when it failed at ``offset`` in a way another
+    /// run could meet again (``RepeatedFailure``); `nil` otherwise.
+    var failure: Failure?
+
+    /// A run's final failure at an offset: its kind and the libcurl code or HTTP status behind it.
+    struct Failure: Hashable, Sendable, Codable {
+        /// The partial's offset when the last attempt failed there, in bytes.
+        var offset: Int64
+        /// `kind/underlying`, e.g. `network/18`, `protocolViolation/0`, `serverResponse/503`.
+        var signature: String
+    }
 
     /// Bytes of `<dest>.part` before an offset that ``tailDigest`` covers: 64 KiB, or all of them.
     static func tailLength(before offset: Int64) -> Int64 { min(offset, 64 * 1024) }
@@ -121,7 +132,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case url, mixedSources, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
-        case partialIdentity, tailDigest, sequence, spans, spanChecksums
+        case partialIdentity, tailDigest, sequence, spans, spanChecksums, failure
     }
 
     init(
@@ -179,6 +190,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         self.sequence = try container.decodeIfPresent(UInt64.self, forKey: .sequence)
         self.spans = try container.decodeIfPresent([[Int64]].self, forKey: .spans)
         self.spanChecksums = try container.decodeIfPresent([UInt32].self, forKey: .spanChecksums)
+        self.failure = try container.decodeIfPresent(Failure.self, forKey: .failure)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -197,6 +209,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         try container.encodeIfPresent(self.sequence, forKey: .sequence)
         try container.encodeIfPresent(self.spans, forKey: .spans)
         try container.encodeIfPresent(self.spanChecksums, forKey: .spanChecksums)
+        try container.encodeIfPresent(self.failure, forKey: .failure)
     }
 }
 

@@ -49,6 +49,7 @@ final class CheckpointWriter: Sendable {
             libraryVersion: RunningDigest.libraryVersion
         )
         record.mixedSources = state.mixedSources ? true : nil
+        record.failure = state.failure
         // The largest record this writer will produce: full state, identity, tail and sequence.
         var largest = record
         largest.offset = .max
@@ -56,6 +57,7 @@ final class CheckpointWriter: Sendable {
         largest.partialIdentity = PartialIdentity(device: .max, inode: .max, size: .max, modified: .max)
         largest.tailDigest = [UInt8](repeating: 0xFF, count: HashAlgorithm.sha256.digestLength)
         largest.sequence = .max
+        largest.failure = Checkpoint.Failure(offset: .max, signature: "protocolViolation/\(Int.max)")
         guard CheckpointFile.fits(largest) else { return nil }
         self.file = CheckpointFile(path: path)
         self.partial = partial

@@ -28,6 +28,9 @@ final class Partial {
     /// Spans past ``PartialState/offset`` written by a segmented phase and kept for a resume
     /// (recorded in durable checkpoints); `nil` for a partial written in order.
     var writtenAhead: CheckedSpans?
+    /// How the run that left the restored partial failed with it (``RepeatedFailure``), until
+    /// an attempt of this run failed the same way or got past it.
+    var previousFailure: Checkpoint.Failure?
     /// A restart from byte 0 was decided: the next GET goes without `Range`, and the partial is
     /// emptied only once its answer is taken (so a failure before that keeps it resumable).
     var restartPending = false
@@ -88,6 +91,7 @@ final class Partial {
         self.state.resumable = true
         self.state.spliced = true
         self.state.resumedFrom = checkpoint.offset
+        self.previousFailure = checkpoint.failure
         if recovery.isLight || cut {
             try self.saveCheckpoint()
         } else {

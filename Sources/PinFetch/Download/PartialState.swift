@@ -33,6 +33,9 @@ struct PartialState: Sendable {
     /// The `Last-Modified` of the representation the answers delivered, in seconds since the
     /// epoch (``FetchOptions/remoteTime``).
     var remoteModified: Int64?
+    /// How this run's last request failed with the partial, bringing nothing, for the next run
+    /// (``RepeatedFailure``): set only when the run ends, recorded by the checkpoint written then.
+    var failure: Checkpoint.Failure?
 
     /// A digest the server sent for the representation (RFC 9530).
     struct ServerDigest: Sendable {

@@ -363,3 +363,42 @@ struct HostileAnswerTests {
         }
     }
 }
+
+extension HostileAnswerTests {
+    /// Hostile server: every answer to the resume's `Range` breaks off before its first byte. A
+    /// partial must not make every run fail the same way: the run after one that ended so asks
+    /// for the whole file at its first such failure, and gets it.
+    @Test func `a resume that failed the same way in the last run is fetched whole instead`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                await AnswerEndToEndTests.leavePartial(server, in: directory)
+                let split = AnswerEndToEndTests.split
+                let total = Fixtures.a.count
+                server.handler = { request, _ in
+                    guard request.method == "GET", request.header("Range") != nil else { return nil }
+                    return TestResponse(
+                        status: 206,
+                        headers: [
+                            (name: "ETag", value: Fixtures.etagA),
+                            (name: "Content-Range", value: "bytes \(split)-\(total - 1)/\(total)"),
+                        ],
+                        body: Array(Fixtures.a[split...]),
+                        closeAfterBodyBytes: 0
+                    )
+                }
+                let output = "\(directory)/out.bin"
+                let second = await Fetcher.immediate(retries: 1).run(server.url(), to: output)
+                #expect(second.error?.code == .network, "\(failure(second))")
+                let record = try #require(CheckpointFile.read(output + ".part.state")?.durable.first)
+                #expect(record.failure?.offset == Int64(split), "\(String(describing: record.failure))")
+
+                let asked = server.getRequests.count
+                let third = await Fetcher.immediate(retries: 1).run(server.url(), to: output)
+                #expect(third.error == nil, "\(failure(third))")
+                #expect(contents(output) == Fixtures.a)
+                #expect(third.restarts == 1)
+                #expect(server.getRequests.dropFirst(asked).map { $0.header("Range") } == ["bytes=\(split)-", nil])
+            }
+        }
+    }
+}

@@ -63,6 +63,27 @@ extension MirrorSource {
             case .failed(let error, let retryable, let retryAfter):
                 self.mirrors.note(self.mirrors.current, error.code.description)
                 if error.code == .cancelled { try self.stopForCancellation() }
+                let offset = self.partial.state.offset
+                if !self.partial.restartPending,
+                    RepeatedFailure.repeats(
+                        self.partial.previousFailure,
+                        error,
+                        at: offset,
+                        madeProgress: offset > before
+                    )
+                {
+                    // Every run would fail the same way: the whole file instead (the partial
+                    // stays until an answer replaces it).
+                    self.partial.previousFailure = nil
+                    self.reporter.report(
+                        .restarted(
+                            path: self.destination,
+                            reason: "the last run ended the same way at byte \(offset) (\(error.message))"
+                        )
+                    )
+                    self.partial.decideRestart()
+                    continue
+                }
                 let retriesBefore = policy.retriesUsed
                 guard
                     let next = policy.next(
@@ -74,6 +95,9 @@ extension MirrorSource {
                     )
                 else {
                     if self.deadline.isPast { try self.stopForMaximumTime(after: error) }
+                    // The next run learns how the last request at this offset failed, when it
+                    // brought nothing (``RepeatedFailure``).
+                    if offset == before { self.partial.state.failure = RepeatedFailure.record(error, at: offset) }
                     try self.partial.keepForLaterRun(after: error)
                     throw error
                 }
