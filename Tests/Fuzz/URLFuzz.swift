@@ -76,9 +76,9 @@ private func check(_ url: HTTPURL) {
 }
 
 /// ``HTTPURL/redacted``: the user information's password, or a user name given alone, is `***`;
-/// the rest of the authority is as in the text.
+/// the rest of the authority is as in the wire text (an internationalized host as typed).
 private func checkRedacted(_ url: HTTPURL) {
-    let text = Array(url.text.utf8)
+    let text = Array(url.wireText.utf8)
     let redacted = url.redacted
     let start = url.scheme.utf8.count + 3
     let authorityEnd = text[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? text.endIndex
