@@ -17,7 +17,6 @@ struct Placement: Sendable {
     /// - Throws: ``PinFetchError/Code/fileIO`` when any of these fails, or `path` names another
     ///   file now (nothing is renamed then).
     func place(_ file: PartialFile, at path: String, modificationTime: Int64? = nil) throws(PinFetchError) {
-        PartialMark.remove(file.descriptor)  // a placed file is no partial
         try file.setMode(FileSystem.creationMode)
         if let modificationTime { try file.setModificationTime(modificationTime) }  // durable with the bytes
         try file.synchronize()
@@ -32,5 +31,10 @@ struct Placement: Sendable {
         } else {
             try FileSystem.renameWithoutReplacing(path, to: self.destination)
         }
+        // A placed file is no partial. Taken off only now: a run killed before the rename (in
+        // the fsync, say) leaves a partial that is still marked as its destination's, never an
+        // unmarked one the next run must leave alone; killed after it, a verified file carries
+        // its own name, which no other destination's partial check matches.
+        PartialMark.remove(file.descriptor)
     }
 }

@@ -4,8 +4,9 @@
 /// A `.part` path may hold a file pinfetch did not write for this destination: the verified
 /// output of another download named `x.part`, or a user's file. A partial without a checkpoint
 /// (a run killed in its first moments) and such a file look alike but for this mark, so only a
-/// marked (or checkpointed) partial is emptied or removed. The mark is taken off before the
-/// file is placed, so a placed file never passes for a partial. Where the file system has no
+/// marked (or checkpointed) partial is emptied or removed. The mark is taken off once the file
+/// is placed (``Placement``): a file placed as `x` carries at most the name `x`, which is no
+/// other destination's, so it never passes for a partial. Where the file system has no
 /// user extended attributes, nothing can be told apart and partials are taken as before.
 enum PartialMark {
     private static let attribute = "user.pinfetch.partial"

@@ -388,3 +388,27 @@ extension PlantedPartialTests {
         }
     }
 }
+
+extension PlantedPartialTests {
+    /// A partial keeps its mark until it is placed, and the placed file keeps none: a run killed
+    /// in the fsync before the rename leaves a complete, marked partial without a checkpoint
+    /// (a small file), which the next run takes as its own and fetches again.
+    @Test
+    func `a marked partial left by a kill just before placement is taken as its own, and placed files carry no mark`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: Self.resource) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                try Data(Fixtures.a).write(to: URL(filePath: output + ".part"))
+                _ = try PartialFile(path: output + ".part", partialOf: output)  // opening it marks it
+                let pin = try Pin(sha256Hex: Fixtures.sha256A)
+                let result = await Fetcher(options: Self.once).run(server.url(), to: output, verifying: pin)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(contents(output) == Fixtures.a)
+                #expect(PartialMark.read(output) == .none || PartialMark.read(output) == .unsupported)
+                #expect(listing(directory) == ["out.bin"])
+            }
+        }
+    }
+}
