@@ -165,8 +165,9 @@ extension Arguments {
             throw .refused(option: option, reason: "cannot read \(path.isEmpty ? "''" : path)")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            // libcurl reads it again for each request: a pipe would be empty from the second on.
-            throw .refused(option: option, reason: "\(path) is not a regular file (it is read for each request)")
+            // Read once at the start by the library, as a file of at most 64 MiB (never waiting
+            // on a FIFO, whose open would hold the run through the stop signals).
+            throw .refused(option: option, reason: "\(path) is not a regular file")
         }
         return path
     }

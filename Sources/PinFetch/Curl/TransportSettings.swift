@@ -47,16 +47,17 @@ struct TransportSettings: Sendable {
         if let extra = options.caFile {
             self.caBundle = PEMBundle(try TrustAnchors.bundle(adding: extra, to: options.caBundleFile))
         } else if let file = options.caBundleFile {
-            self.caBundle = Self.read(file).map(PEMBundle.init)
+            self.caBundle = try Self.read(file, "the CA bundle").map(PEMBundle.init)
             if self.caBundle == nil { self.caBundleFile = file }
         }
         self.caDirectory = options.caDirectory
         if let file = options.clientCertificateFile {
-            self.clientCertificate = Self.read(file).map(PEMBundle.init)
+            self.clientCertificate = try Self.read(file, "the client certificate").map(PEMBundle.init)
             if self.clientCertificate == nil { self.clientCertificateFile = file }
             // No key file: OpenSSL takes the key from the certificate's file.
             let keyFile = options.clientKeyFile ?? file
-            self.clientKey = self.clientCertificate == nil ? nil : Self.read(keyFile).map(PEMBundle.init)
+            self.clientKey =
+                self.clientCertificate == nil ? nil : try Self.read(keyFile, "the client key").map(PEMBundle.init)
             if self.clientKey == nil { self.clientKeyFile = keyFile }
         }
         self.proxy = options.proxy
@@ -65,14 +66,30 @@ struct TransportSettings: Sendable {
         let bypass = options.noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
         self.noProxy = bypass.map(Self.normalizedBypassList)
         if let file = options.netrcFile {
-            self.netrc = Self.read(file).flatMap(PrivateCopy.init)
+            self.netrc = try Self.read(file, "the netrc file").flatMap(PrivateCopy.init)
             if self.netrc == nil { self.netrcFile = file }
         }
         self.maximumReceiveRate = options.maximumReceiveRate
     }
 
-    /// The bytes of a regular file (never waiting on a FIFO), at most 64 MiB; `nil` otherwise.
-    private static func read(_ path: String) -> [UInt8]? { FileSystem.readSmallFile(path, limit: 64 << 20) }
+    /// The bytes of the regular file at `path` (at most 64 MiB, never waiting on a FIFO); `nil`
+    /// when nothing is there (libcurl then fails on the path as it always did; a missing netrc
+    /// file gives no credentials).
+    /// - Throws: ``PinFetchError/Code/usage`` when something else is there (a FIFO, a device, a
+    ///   directory), or a file that cannot be read or is larger: libcurl and OpenSSL would open it
+    ///   again for each request, a FIFO holding that `open` through every stop signal, a huge
+    ///   file each handshake.
+    private static func read(_ path: String, _ what: String) throws(PinFetchError) -> [UInt8]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw PinFetchError(.usage, "\(what) \(path) is not a regular file (pinfetch reads it once, at the start)")
+        }
+        guard let bytes = FileSystem.readSmallFile(path, limit: 64 << 20) else {
+            throw PinFetchError(.usage, "\(what) \(path) cannot be read, or is larger than 64 MiB")
+        }
+        return bytes
+    }
 
     /// A `--noproxy`/`no_proxy` list as libcurl 7.88 matches it: an IPv6 literal in brackets
     /// (`[::1]`, `[fe80::1]/64`), as it is spelt in a URL, loses them, since libcurl compares

@@ -143,11 +143,12 @@ struct MaximumTimeTests {
                 let messages = failures.compactMap { ($0["error"] as? [String: Any])?["message"] as? String }
                 #expect(!messages.isEmpty && messages.allSatisfy { $0.contains("--max-time") }, "\(messages)")
                 #expect(!messages.contains { $0.contains("resolve") || $0.contains("after 0 m") }, "\(messages)")
-                // A file that never had the connection says it waited for one. (Their deadlines
-                // come within milliseconds of each other: on a loaded machine each may get the
-                // connection in turn as the one before gives up, and then receive a first burst.)
-                let neverConnected = messages.filter { !$0.contains("(at byte") }
-                #expect(neverConnected.allSatisfy { $0.contains("waiting for a connection") }, "\(messages)")
+                // Each says why in plain words: it waited for the connection, or ran out of time
+                // on it. (Their deadlines come within milliseconds of each other: on a loaded
+                // machine each may get the connection in turn as the one before gives up, so which
+                // wording a file gets is not fixed; the words are.)
+                let plain = ["while waiting for a connection", "out of time", "Operation timed out"]
+                #expect(messages.allSatisfy { message in plain.contains { message.contains($0) } }, "\(messages)")
                 let elapsed = run.lines.compactMap { $0["elapsed_s"] as? Double }
                 #expect(elapsed.allSatisfy { $0 < 2.9 }, "\(elapsed)")
             }

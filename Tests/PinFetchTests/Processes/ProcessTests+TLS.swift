@@ -164,3 +164,27 @@ extension ProcessTests {
         }
     }
 }
+
+extension ProcessTests {
+    /// Files named by the environment (`CURL_CA_BUNDLE`, `SSL_CERT_FILE`, `$HOME/.netrc` for
+    /// `--netrc`) are read once at the start as well: a FIFO there is bad input at once (exit 2),
+    /// where libcurl's `open` of it held the run through every stop signal.
+    @Test(arguments: ["CURL_CA_BUNDLE", "SSL_CERT_FILE", "HOME"])
+    func `a FIFO named by the environment is bad input at once, not a hang`(variable: String) async throws {
+        try await withTemporaryDirectory { work in
+            let fifo = variable == "HOME" ? work + "/.netrc" : work + "/ca.pem"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            var environment = ["CURL_CA_BUNDLE": "", "SSL_CERT_FILE": "", "SSL_CERT_DIR": ""]
+            environment[variable] = variable == "HOME" ? work : fifo
+            let child = try self.startPinfetch(
+                (variable == "HOME" ? ["--netrc"] : []) + ["-o", work + "/x", "https://127.0.0.1:9/x"],
+                logs: work + "/run",
+                environment: environment
+            )
+            _ = try await child.wait(timeout: .seconds(30))
+            #expect(child.result.status == 2, "\(child.transcript)")
+            #expect(child.result.standardError.contains("is not a regular file"), "\(child.transcript)")
+            #expect(!FileManager.default.fileExists(atPath: work + "/x"))
+        }
+    }
+}
