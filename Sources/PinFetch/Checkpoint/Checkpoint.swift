@@ -35,6 +35,10 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// `true` when the bytes came from more than one mirror (a pinned cross-mirror resume):
     /// `validator` is the last one's, and only a pin can vouch for them all; `nil` otherwise.
     var mixedSources: Bool?
+    /// `true` when a segmented phase may have put bytes of several answers in the partial: only
+    /// a pin or the server's digest of the whole file vouches for them, so a run with neither
+    /// fetches the file again over one stream (``DigestCheck``); `nil` otherwise.
+    var pieced: Bool?
     /// The representation's validator when the partial was written.
     var validator: Validator
     /// The representation's length in bytes, when the server said it.
@@ -131,7 +135,8 @@ struct Checkpoint: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, mixedSources, validator, totalLength, offset, algorithm, hashState, hashStateSize, libraryVersion
+        case url, mixedSources, pieced, validator, totalLength, offset, algorithm, hashState, hashStateSize,
+            libraryVersion
         case partialIdentity, tailDigest, sequence, spans, spanChecksums, failure
     }
 
@@ -165,6 +170,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.url = try container.decode(String.self, forKey: .url)
         self.mixedSources = try container.decodeIfPresent(Bool.self, forKey: .mixedSources)
+        self.pieced = try container.decodeIfPresent(Bool.self, forKey: .pieced)
         self.validator = try container.decode(Validator.self, forKey: .validator)
         self.totalLength = try container.decodeIfPresent(Int64.self, forKey: .totalLength)
         self.offset = try container.decode(Int64.self, forKey: .offset)
@@ -197,6 +203,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.url, forKey: .url)
         try container.encodeIfPresent(self.mixedSources, forKey: .mixedSources)
+        try container.encodeIfPresent(self.pieced, forKey: .pieced)
         try container.encode(self.validator, forKey: .validator)
         try container.encodeIfPresent(self.totalLength, forKey: .totalLength)
         try container.encode(self.offset, forKey: .offset)

@@ -26,6 +26,8 @@ final class CheckpointWriter: Sendable {
     private let spans = Mutex<(@Sendable (Int64) -> [CheckedSpans.Span])?>(nil)
     /// Set once pieces from other mirrors may land in the partial (``markMixedSources()``).
     private let mixed = Atomic<Bool>(false)
+    /// Set once a segmented phase began (``markPieced()``).
+    private let pieced = Atomic<Bool>(false)
 
     /// The checkpoints of a body; `nil` when the partial cannot be resumed (no
     /// validator) or its record would not fit in a slot (a URL of tens of KiB).
@@ -49,6 +51,7 @@ final class CheckpointWriter: Sendable {
             libraryVersion: RunningDigest.libraryVersion
         )
         record.mixedSources = state.mixedSources ? true : nil
+        record.pieced = state.pieced ? true : nil
         record.failure = state.failure
         // The largest record this writer will produce: full state, identity, tail and sequence.
         var largest = record
@@ -77,6 +80,10 @@ final class CheckpointWriter: Sendable {
     /// record says so (``Checkpoint/mixedSources``), and only a pinned run resumes it.
     func markMixedSources() { self.mixed.store(true, ordering: .releasing) }
 
+    /// From now on the partial may hold pieces of several answers (a segmented phase): every
+    /// record says so (``Checkpoint/pieced``).
+    func markPieced() { self.pieced.store(true, ordering: .releasing) }
+
     /// The offset of the last durable checkpoint written.
     var durableOffset: Int64 { self.durable.load(ordering: .acquiring) }
 
@@ -89,6 +96,7 @@ final class CheckpointWriter: Sendable {
         record.offset = offset
         record.hashState = state
         if self.mixed.load(ordering: .acquiring) { record.mixedSources = true }
+        if self.pieced.load(ordering: .acquiring) { record.pieced = true }
         switch kind {
         case .durable:
             // Spans read before the fsync: every byte they list is durable once it returns. A span

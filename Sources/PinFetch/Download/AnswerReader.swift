@@ -120,6 +120,7 @@ final class AnswerReader: TransferDelegate {
             return
         }
         if fetch.mirrors.count > 1 { self.partial.state.mixedSources = true }
+        self.partial.state.pieced = true
         self.segments = fetch
         self.leadPiece = fetch.leadPiece
     }

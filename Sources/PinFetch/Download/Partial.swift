@@ -87,6 +87,7 @@ final class Partial {
         self.state.validator = checkpoint.validator
         self.state.source = checkpoint.url
         self.state.mixedSources = checkpoint.mixedSources ?? false
+        self.state.pieced = checkpoint.pieced ?? false
         self.state.totalLength = checkpoint.totalLength
         self.state.resumable = true
         self.state.spliced = true

@@ -26,6 +26,9 @@ struct PartialState: Sendable {
     /// The partial holds bytes of more than one mirror (a pinned cross-mirror resume): no
     /// validator vouches for all of them, only a pin can (its checkpoint says so).
     var mixedSources = false
+    /// A segmented phase may have put bytes of several answers in the partial (its checkpoint
+    /// says so): only a pin or the server's digest vouches for them.
+    var pieced = false
     /// Bytes of an earlier run's partial that this run kept.
     var resumedFrom: Int64 = 0
     /// The server's digest of the representation for ``algorithm`` and the field it came in.

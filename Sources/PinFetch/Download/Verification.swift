@@ -15,6 +15,12 @@ struct DigestCheck {
         if let pin = self.pin, !pin.matches(digest) {
             return "checksum mismatch for \(self.destination): expected \(pin), got \(got)"
         }
+        // Pieces of several answers (a segmented phase, maybe of an earlier, pinned run) that
+        // nothing checks: no single answer vouches for the file.
+        if self.pin == nil, self.state.pieced, self.state.serverDigest == nil, self.crossCheck == nil {
+            return "\(self.destination): its partial holds pieces of several answers, and neither a pin nor "
+                + "the server's digest checks them"
+        }
         if let served = self.state.serverDigest, served.digest == ResponseHead.contradiction {
             return "checksum mismatch for \(self.destination): the server's \(served.field) gives two different digests"
         }

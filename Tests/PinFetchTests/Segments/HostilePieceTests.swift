@@ -77,3 +77,46 @@ struct HostilePieceTests {
         }
     }
 }
+
+extension HostilePieceTests {
+    /// A partial a segmented phase put together (here: its prefix holds pieces of another answer,
+    /// as a pinned run with a server that lies on ranges leaves it) resumed by a run with neither
+    /// a pin nor a server digest: nothing vouches for those pieces, so the file is fetched again
+    /// over one stream instead of committed spliced.
+    @Test(arguments: [true, false])
+    func `a pieced partial resumed without a pin or digest is fetched again over one stream`(pieced: Bool) async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                var lie = Array(Fixtures.a[..<400_000])
+                for index in stride(from: 262_144, to: lie.count, by: 4096) { lie[index] ^= 0xFF }
+                let digest = RunningDigest(algorithm: .sha256)
+                lie.withUnsafeBytes { digest.update($0) }
+                try Data(lie).write(to: URL(filePath: output + ".part"))
+                var record = Checkpoint(
+                    url: server.url(),
+                    validator: Validator(entityTag: Fixtures.etagA, lastModified: nil),
+                    totalLength: Int64(Fixtures.a.count),
+                    offset: Int64(lie.count),
+                    algorithm: .sha256,
+                    hashState: digest.serializedState(),
+                    hashStateSize: RunningDigest.stateSize(of: .sha256),
+                    libraryVersion: RunningDigest.libraryVersion
+                )
+                record.pieced = pieced ? true : nil
+                try Data(record.encoded()).write(to: URL(filePath: output + ".part.state"))
+                let result = await Fetcher.immediate(retries: 1).run(server.url(), to: output)
+                #expect(result.error == nil, "\(failure(result))")
+                if pieced {
+                    #expect(contents(output) == Fixtures.a)
+                    #expect(result.restarts == 1)
+                } else {
+                    // Without the record's word, a partial written in order is trusted, as any
+                    // unpinned resume is (its validator ties it to the representation).
+                    #expect(result.resumedFrom == Int64(lie.count))
+                }
+            }
+        }
+    }
+}

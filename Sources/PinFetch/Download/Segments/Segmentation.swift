@@ -154,6 +154,7 @@ struct Segmentation: Sendable {
             }
         }
         if mirrors.count > 1 { writer?.markMixedSources() }
+        writer?.markPieced()
         let fetch = SegmentedFetch(
             plan: plan,
             leadPiece: leadPiece,
