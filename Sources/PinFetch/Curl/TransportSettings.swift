@@ -10,8 +10,9 @@ import FoundationEssentials
 /// each request, so one swapped for a FIFO while the run goes on would hang a transfer inside
 /// `open` through every stop signal, and one edited meanwhile would change what later files
 /// trust. Certificates and keys go as blobs; the netrc file (libcurl takes it only by path) as a
-/// ``PrivateCopy``. A file that cannot be read as a regular file is left to libcurl by path,
-/// which fails the request as it always did.
+/// ``PrivateCopy``. A path that names nothing is left to libcurl, which fails the request as it
+/// always did (a missing netrc file gives no credentials); anything else that is not a readable
+/// regular file of at most 64 MiB is bad input.
 struct TransportSettings: Sendable {
     /// PEM bundle bytes (`CURLOPT_CAINFO_BLOB`): the base bundle plus `--cacert`'s certificates,
     /// or the bundle given in place of the system's.
