@@ -57,14 +57,32 @@ struct PartialState: Sendable {
     /// Keeps the server's digest for ``algorithm``: `Repr-Digest`, and S3's full-object
     /// `x-amz-checksum-sha256`, describe the whole representation in any answer;
     /// `Content-Digest` only when the content is the whole representation (a `200` without a
-    /// content coding).
+    /// content coding). When two of them, or this answer and an earlier answer of this run,
+    /// state different digests, the server has contradicted itself: the digest kept is
+    /// ``ResponseHead/contradiction`` (no bytes match it), naming every field involved.
+    /// Digests of other algorithms are not checked: only ``algorithm`` is hashed (a recipient
+    /// may check any of the digests it is sent, RFC 9530 §2).
     mutating func noteServerDigest(from head: ResponseHead, wholeContent: Bool) {
+        var stated: [ServerDigest] = []
         if let digest = head.representationDigests[self.algorithm] {
-            self.serverDigest = ServerDigest(field: "Repr-Digest", digest: digest)
-        } else if self.algorithm == .sha256, let digest = head.amazonSHA256 {
-            self.serverDigest = ServerDigest(field: "x-amz-checksum-sha256", digest: digest)
-        } else if wholeContent, let digest = head.contentDigests[self.algorithm] {
-            self.serverDigest = ServerDigest(field: "Content-Digest", digest: digest)
+            stated.append(ServerDigest(field: "Repr-Digest", digest: digest))
+        }
+        if self.algorithm == .sha256, let digest = head.amazonSHA256 {
+            stated.append(ServerDigest(field: "x-amz-checksum-sha256", digest: digest))
+        }
+        if wholeContent, let digest = head.contentDigests[self.algorithm] {
+            stated.append(ServerDigest(field: "Content-Digest", digest: digest))
+        }
+        guard let first = stated.first else { return }
+        if let earlier = self.serverDigest { stated.insert(earlier, at: 0) }
+        let fields = stated.map(\.field).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        if stated.contains(where: { $0.digest != stated[0].digest || $0.digest == ResponseHead.contradiction }) {
+            self.serverDigest = ServerDigest(
+                field: fields.joined(separator: " and "),
+                digest: ResponseHead.contradiction
+            )
+        } else {
+            self.serverDigest = self.serverDigest ?? first
         }
     }
 }

@@ -22,7 +22,8 @@ struct DigestCheck {
                 + "the server's digest checks them"
         }
         if let served = self.state.serverDigest, served.digest == ResponseHead.contradiction {
-            return "checksum mismatch for \(self.destination): the server's \(served.field) gives two different digests"
+            return "checksum mismatch for \(self.destination): the server gives two different \(algorithm) digests "
+                + "(\(served.field))"
         }
         if let served = self.state.serverDigest, served.digest != digest {
             return "checksum mismatch for \(self.destination): the server's \(served.field) says "
@@ -32,7 +33,7 @@ struct DigestCheck {
             let md5 = check.digest.finalize()
             if check.expected == ResponseHead.contradiction {
                 return
-                    "checksum mismatch for \(self.destination): the server's x-goog-hash gives two different md5 digests"
+                    "checksum mismatch for \(self.destination): the server gives two different md5 digests (x-goog-hash)"
             }
             if md5 != check.expected {
                 return "checksum mismatch for \(self.destination): the server's x-goog-hash says "

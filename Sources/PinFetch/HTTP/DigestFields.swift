@@ -9,7 +9,9 @@ import FoundationEssentials
 /// `md5`, which are ignored). Pure Swift, fuzzable on its own.
 enum DigestFields {
     /// The digests in `value` by algorithm; members that are malformed, of another algorithm, or
-    /// of the wrong length are skipped. A key given twice keeps its last value (RFC 8941 §3.2).
+    /// of the wrong length are skipped. A key given twice with two different values is
+    /// ``ResponseHead/contradiction``: RFC 8941 §3.2 would keep the last, but a server that states
+    /// two digests for one representation has vouched for neither, and no bytes match it.
     static func parse(_ value: some StringProtocol) -> [HashAlgorithm: [UInt8]] {
         var digests: [HashAlgorithm: [UInt8]] = [:]
         for member in Self.members(of: value) {
@@ -27,7 +29,12 @@ enum DigestFields {
                 let bytes = Data(base64Encoded: String(item.dropFirst().dropLast())),
                 bytes.count == algorithm.digestLength
             else { continue }
-            digests[algorithm] = [UInt8](bytes)
+            let digest = [UInt8](bytes)
+            if let earlier = digests[algorithm], earlier != digest {
+                digests[algorithm] = ResponseHead.contradiction
+            } else {
+                digests[algorithm] = digest
+            }
         }
         return digests
     }

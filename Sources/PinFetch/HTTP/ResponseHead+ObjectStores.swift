@@ -22,10 +22,6 @@ extension ResponseHead {
         return found.count > 1 ? Self.contradiction : found.first
     }
 
-    /// What ``amazonSHA256`` and ``googleMD5`` give for a field with two different values: an
-    /// empty digest, which no bytes hash to.
-    static let contradiction: [UInt8] = []
-
     /// Google Cloud Storage's `x-goog-hash` `md5=` member: the base64 MD5 of the stored object
     /// (the field may come more than once, `crc32c=` and `md5=` in one or in two). `nil` when the
     /// object is stored with a content coding (`x-goog-stored-content-encoding` other than

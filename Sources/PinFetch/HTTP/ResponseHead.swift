@@ -101,6 +101,11 @@ struct ResponseHead: Sendable {
         self.value("content-type")?.lowercased().hasPrefix("multipart/byteranges") ?? false
     }
 
+    /// What a digest field gives when the server states two different digests for one
+    /// algorithm (``DigestFields``, ``amazonSHA256``, ``googleMD5``): an empty digest, which no
+    /// bytes hash to.
+    static let contradiction: [UInt8] = []
+
     /// SHA-256 / SHA-512 digests of the whole representation from `Repr-Digest` (RFC 9530 §3),
     /// all of its field lines combined (RFC 9110 §5.3: one list, joined with commas).
     var representationDigests: [HashAlgorithm: [UInt8]] {

@@ -26,6 +26,10 @@ struct DigestFieldTests {
         #expect(DigestFields.parse("sha-256=:short:").isEmpty)
         #expect(DigestFields.parse("sha-256=abc, sha-512").isEmpty)
         #expect(DigestFields.parse("").isEmpty)
+        let twice = "\(Self.field("sha-256", sha256)), \(Self.field("sha-256", Fixtures.sha256B))"
+        #expect(DigestFields.parse(twice)[.sha256] == ResponseHead.contradiction)
+        let same = "\(Self.field("sha-256", sha256)), \(Self.field("sha-256", sha256))"
+        #expect(DigestFields.parse(same)[.sha256].map(Pin.hex) == sha256)
     }
 
     @Test(arguments: [
