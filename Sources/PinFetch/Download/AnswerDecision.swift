@@ -196,7 +196,8 @@ enum AnswerDecision: Hashable, Sendable {
         )
     }
 
-    /// A `416` finalizes only when the partial holds exactly the whole representation.
+    /// A `416` finalizes only when the partial holds exactly the whole representation, and a pin
+    /// or the `416`'s own validator says it is the current one.
     private static func decideUnsatisfiable(_ head: ResponseHead, _ context: AnswerContext) -> AnswerDecision {
         guard let offset = context.requestedOffset else {
             return .fail(.protocolViolation, "416 to a request without Range")
@@ -210,6 +211,12 @@ enum AnswerDecision: Hashable, Sendable {
         let total = head.contentRange?.completeLength
         guard total == offset, context.totalLength.map({ $0 == total }) ?? true else {
             return .restart("416: the partial (\(offset) bytes) does not match the remote length")
+        }
+        // A server that ignores If-Range answers a 416 for a changed representation of the same
+        // length too (RFC 9110 §13.1.5 wants the whole new one then). Without a pin, only the
+        // partial's own validator on the 416 says its bytes are the current representation's.
+        if !context.pinned, context.validator?.matches(head.validator) != true {
+            return .restart("416 without the partial's validator, and no pin: the partial may be of an older version")
         }
         return .finalize
     }

@@ -166,6 +166,20 @@ extension AnswerDecisionTests {
             expected: .finalize
         ),
         Case(
+            label: "416 without a validator, unpinned: it may be of a changed representation",
+            head: head(416, [("Content-Range", "bytes */400")]),
+            context: AnswerContext(requestedOffset: 400, validator: strong, totalLength: 400),
+            expected: .restart(
+                "416 without the partial's validator, and no pin: the partial may be of an older version"
+            )
+        ),
+        Case(
+            label: "416 without a validator, pinned: the pin decides",
+            head: head(416, [("Content-Range", "bytes */400")]),
+            context: AnswerContext(requestedOffset: 400, validator: strong, totalLength: 400, pinned: true),
+            expected: .finalize
+        ),
+        Case(
             label: "416 with a stale partial",
             head: head(416, [etagField, ("Content-Range", "bytes */300")]),
             context: ranged,
