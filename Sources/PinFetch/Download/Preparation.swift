@@ -56,8 +56,7 @@ struct Preparation {
     /// placement left by a killed run goes when the cache is used again: it is made afresh).
     /// Before that, what is beside the destination must be its own, and the destination no
     /// sidecar another destination's download still needs (``SidecarOwnership``).
-    /// - Throws: ``PinFetchError/Code/fileIO`` when the checkpoint's path is not a regular file,
-    ///   or a sidecar path holds another file.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when a sidecar path holds another file.
     static func clearLeftovers(_ sidecars: Sidecars) throws(PinFetchError) {
         try SidecarOwnership.checkNotInUse(sidecars.destination)
         try SidecarOwnership.checkOwn(sidecars)
@@ -65,13 +64,6 @@ struct Preparation {
             CheckpointSlots.looksLikeStateFile(head)
         {
             try FileSystem.remove(sidecars.checkpointTemporary)
-        }
-        if FileSystem.exists(sidecars.checkpoint), !FileSystem.isRegularFile(sidecars.checkpoint, followingLinks: false)
-        {
-            throw PinFetchError(
-                .fileIO,
-                "\(sidecars.checkpoint) is not a regular file: pinfetch keeps its checkpoint there; remove it"
-            )
         }
     }
 }

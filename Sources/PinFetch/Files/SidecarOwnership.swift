@@ -10,10 +10,15 @@ enum SidecarOwnership {
     /// Checks that the partial and checkpoint paths of `sidecars` hold nothing but this
     /// destination's own: a partial with its ``PartialMark`` (its checkpoint is then its own,
     /// damaged or not), or with a checkpoint beside it; a checkpoint that is one (or was zeroed
-    /// by a crash); empty files. Where the file system keeps no marks, a partial is its own.
+    /// by a crash); empty files (a crash between creating a sidecar and marking it leaves one,
+    /// and it holds nothing to lose). Where the file system keeps no marks, a partial is its
+    /// own. Anything but a regular file there (a symbolic link, dangling or not, a FIFO, a
+    /// directory) is never pinfetch's.
     /// - Throws: ``PinFetchError/Code/fileIO`` naming the first path that holds another file;
     ///   nothing was changed.
     static func checkOwn(_ sidecars: Sidecars) throws(PinFetchError) {
+        try Self.checkNothingElse(at: sidecars.partial)
+        try Self.checkNothingElse(at: sidecars.checkpoint)
         switch PartialMark.read(sidecars.partial) {
         case .unsupported: return
         case .partial(let name) where name == Text.lastPathComponent(sidecars.destination): return
@@ -45,6 +50,7 @@ enum SidecarOwnership {
     /// - Throws: ``PinFetchError/Code/fileIO`` naming it; nothing was changed.
     static func checkCachePlacement(_ sidecars: Sidecars) throws(PinFetchError) {
         let path = sidecars.cachePlacement
+        try Self.checkNothingElse(at: path)
         guard FileSystem.isRegularFile(path, followingLinks: false), Self.size(path) > 0 else { return }
         switch PartialMark.read(path) {
         case .unsupported: return
@@ -73,6 +79,17 @@ enum SidecarOwnership {
                     + "\(theirs.checkpoint), or choose another output"
             )
         }
+    }
+
+    /// Checks that `path` holds nothing or a regular file (not following a link).
+    /// - Throws: ``PinFetchError/Code/fileIO`` naming it; it is left alone.
+    private static func checkNothingElse(at path: String) throws(PinFetchError) {
+        guard FileSystem.exists(path), !FileSystem.isRegularFile(path, followingLinks: false) else { return }
+        throw PinFetchError(
+            .fileIO,
+            "\(path) is not a regular file, so not one pinfetch wrote: it is left alone; move it away, "
+                + "or choose another output"
+        )
     }
 
     /// Whether `path` is a regular file that is a checkpoint: it looks like one, or is empty or

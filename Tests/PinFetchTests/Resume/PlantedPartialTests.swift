@@ -4,9 +4,10 @@ import Testing
 
 @testable import PinFetch
 
-/// What another user or process planted beside the destination: a symbolic link at `.part` is
-/// never written through, a FIFO is never waited on, a `.part` replaced during the download is
-/// never renamed onto the destination, and files that only look like sidecars are left alone.
+/// What another user or process planted beside the destination: a symbolic link, a FIFO or a
+/// directory at a sidecar's path is never written through, waited on or removed (exit 3), a
+/// `.part` replaced during the download is never renamed onto the destination, and files that
+/// only look like sidecars are left alone.
 @Suite(.timeLimit(.minutes(1)))
 struct PlantedPartialTests {
     static let resource = TestResource(body: Fixtures.a, etag: Fixtures.etagA)
@@ -36,7 +37,9 @@ struct PlantedPartialTests {
         try FileManager.default.removeItem(atPath: output + ".part")
     }
 
-    @Test func `a symbolic link at .part beside a valid checkpoint is not written through`() async throws {
+    @Test func `a symbolic link at .part beside a valid checkpoint is not written through, and is left alone`()
+        async throws
+    {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
@@ -46,16 +49,17 @@ struct PlantedPartialTests {
                 try FileManager.default.createSymbolicLink(atPath: output + ".part", withDestinationPath: victim)
                 let pin = try Pin(sha256Hex: Fixtures.sha256A)
                 let result = await Fetcher().run(server.url(), to: output, verifying: pin)
-                #expect(result.error == nil)
+                #expect(result.error?.code == .fileIO, "\(failure(result))")
                 #expect(contents(victim) == Array("keep me".utf8))
-                #expect(contents(output) == Fixtures.a)
-                let type = try FileManager.default.attributesOfItem(atPath: output)[.type] as? FileAttributeType
-                #expect(type == .typeRegular)  // not a link to the victim
+                #expect(!FileSystem.exists(output))
+                let link = try? FileManager.default.destinationOfSymbolicLink(atPath: output + ".part")
+                #expect(link == victim)
+                #expect(server.requests.isEmpty)
             }
         }
     }
 
-    @Test func `a FIFO at .part beside a valid checkpoint is not waited on`() async throws {
+    @Test func `a FIFO at .part beside a valid checkpoint is not waited on, and is left alone`() async throws {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
@@ -63,8 +67,11 @@ struct PlantedPartialTests {
                 #expect(mkfifo(output + ".part", 0o644) == 0)
                 let pin = try Pin(sha256Hex: Fixtures.sha256A)
                 let result = await Fetcher().run(server.url(), to: output, verifying: pin)
-                #expect(result.error == nil)
-                #expect(contents(output) == Fixtures.a)
+                #expect(result.error?.code == .fileIO, "\(failure(result))")
+                #expect(result.error?.message.contains("\(output).part is not a regular file") == true)
+                var info = stat()
+                #expect(lstat(output + ".part", &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+                #expect(!FileSystem.exists(output))
             }
         }
     }
@@ -168,8 +175,9 @@ struct PlantedPartialTests {
         }
     }
 
-    @Test(arguments: ["fifo", "link", "directory"])
-    func `a .part.state that is not a regular file is exit 3 naming it, at once, and is left alone`(
+    @Test(arguments: [".part.state", ".part"], ["fifo", "link", "dangling link", "directory"])
+    func `a sidecar path that is not a regular file is exit 3 naming it, at once, and is left alone`(
+        suffix: String,
         kind: String
     )
         async throws
@@ -177,12 +185,14 @@ struct PlantedPartialTests {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                let state = output + ".part.state"
+                let state = output + suffix
                 let target = "\(directory)/target"
                 try Data("keep".utf8).write(to: URL(filePath: target))
                 switch kind {
                 case "fifo": #expect(mkfifo(state, 0o644) == 0)
                 case "link": try FileManager.default.createSymbolicLink(atPath: state, withDestinationPath: target)
+                case "dangling link":
+                    try FileManager.default.createSymbolicLink(atPath: state, withDestinationPath: "\(directory)/none")
                 default: try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
                 }
                 let result = await Fetcher.immediate(retries: 0).run(server.url(), to: output)
@@ -344,70 +354,6 @@ struct PlantedPartialTests {
                 }
                 var info = stat()
                 #expect(lstat(output + ".part.state", &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
-            }
-        }
-    }
-}
-
-extension PlantedPartialTests {
-    /// `-o x.part.cache` is a destination too: a cache copy for `x` that would be made there
-    /// leaves a file with bytes and without pinfetch's mark alone (exit 3), and takes the place
-    /// of one an earlier copy for `x` left (marked).
-    @Test(arguments: [false, true])
-    func `a file at the cache copy's path is replaced only when an earlier copy for this destination left it`(
-        marked: Bool
-    ) async throws {
-        try await withTestHTTPServer(serving: Self.resource) { server in
-            try await withTemporaryDirectory { directory in
-                let output = "\(directory)/out.bin"
-                var options = Self.once
-                options.cacheDirectory = "\(directory)/cache"
-                let pin = try Pin(sha256Hex: Fixtures.sha256A)
-                let filled = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
-                #expect(filled.error == nil, "\(failure(filled))")
-                try FileManager.default.removeItem(atPath: output)
-                let planted = output + ".part.cache"
-                let theirs = Array("someone's verified output".utf8)
-                try Data(theirs).write(to: URL(filePath: planted))
-                if marked { _ = try PartialFile(path: planted, partialOf: output) }  // opening it marks it
-                let asked = server.getRequests.count
-                let result = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
-                if marked {
-                    #expect(result.error == nil, "\(failure(result))")
-                    #expect(result.fromCache)
-                    #expect(contents(output) == Fixtures.a)
-                    #expect(!FileManager.default.fileExists(atPath: planted))
-                } else {
-                    #expect(result.error?.code == .fileIO, "\(failure(result))")
-                    #expect(result.error?.message.contains("left alone") == true, "\(failure(result))")
-                    #expect(contents(planted) == theirs)
-                    #expect(!FileManager.default.fileExists(atPath: output))
-                }
-                #expect(server.getRequests.count == asked)
-            }
-        }
-    }
-}
-
-extension PlantedPartialTests {
-    /// A partial keeps its mark until it is placed, and the placed file keeps none: a run killed
-    /// in the fsync before the rename leaves a complete, marked partial without a checkpoint
-    /// (a small file), which the next run takes as its own and fetches again.
-    @Test
-    func `a marked partial left by a kill just before placement is taken as its own, and placed files carry no mark`()
-        async throws
-    {
-        try await withTestHTTPServer(serving: Self.resource) { server in
-            try await withTemporaryDirectory { directory in
-                let output = "\(directory)/out.bin"
-                try Data(Fixtures.a).write(to: URL(filePath: output + ".part"))
-                _ = try PartialFile(path: output + ".part", partialOf: output)  // opening it marks it
-                let pin = try Pin(sha256Hex: Fixtures.sha256A)
-                let result = await Fetcher(options: Self.once).run(server.url(), to: output, verifying: pin)
-                #expect(result.error == nil, "\(failure(result))")
-                #expect(contents(output) == Fixtures.a)
-                #expect(PartialMark.read(output) == .none || PartialMark.read(output) == .unsupported)
-                #expect(listing(directory) == ["out.bin"])
             }
         }
     }
