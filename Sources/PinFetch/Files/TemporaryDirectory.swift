@@ -34,7 +34,9 @@ package enum TemporaryDirectory {
 /// A temporary directory this process holds (``TemporaryDirectory/make(prefix:)``): an exclusive
 /// `flock` on the directory's own descriptor until ``remove()``, so a later run or `pinfetch gc`
 /// that finds it (``TemporaryDirectory/collectAbandoned(prefix:)``) leaves it alone while this
-/// process lives, and removes it once a `SIGKILL` left it behind.
+/// process lives, and removes it once a `SIGKILL` left it behind. It holds the file
+/// ``TemporaryDirectory/markName`` from its start, which tells it from a directory of the same
+/// name that someone else made.
 package final class HeldTemporaryDirectory: Sendable {
     package let path: String
     /// The directory's descriptor holding the lock, `-1` once let go.
@@ -46,6 +48,12 @@ package final class HeldTemporaryDirectory: Sendable {
         let descriptor = open(self.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor >= 0 { _ = flock(descriptor, LOCK_EX | LOCK_NB) }  // new: nobody else has it
         self.descriptor = Mutex(descriptor)
+        let mark = open("\(self.path)/\(TemporaryDirectory.markName)", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if mark >= 0 {
+            let written = TemporaryDirectory.markText.withUnsafeBytes { write(mark, $0.baseAddress, $0.count) }
+            if written != TemporaryDirectory.markText.count { _ = ftruncate(mark, 0) }  // never a torn mark
+            close(mark)
+        }
     }
 
     /// Removes the directory and what is in it, then lets its lock go.
@@ -65,10 +73,16 @@ extension TemporaryDirectory {
     /// `mkdtemp` and its `flock` a live run's directory holds no lock yet.
     static let abandonedAfter = 60.0
 
+    /// The file a ``HeldTemporaryDirectory`` holds from its start, and what it says: only a
+    /// directory with it is ever collected, so one of the same name that the user made is not.
+    static let markName = ".pinfetch-temporary"
+    static let markText = Array("a temporary directory of pinfetch, removed when no process holds it\n".utf8)
+
     /// Removes the directories `<base>/<prefix>*` that runs killed without a chance to clean up
-    /// left: only a directory (never a link) this user owns, untouched for ``abandonedAfter``
-    /// seconds, whose lock (``HeldTemporaryDirectory``) no process holds; it is removed while
-    /// this process holds that lock.
+    /// left: only a directory (never a link) this user owns, holding pinfetch's mark
+    /// (``markName``), untouched for ``abandonedAfter`` seconds, whose lock
+    /// (``HeldTemporaryDirectory``) no process holds; it is removed while this process holds
+    /// that lock.
     /// - Returns: The paths removed, with the bytes of the regular files each held.
     package static func collectAbandoned(prefix: String) -> [(path: String, bytes: Int64)] {
         let base = Self.base
@@ -87,12 +101,21 @@ extension TemporaryDirectory {
             var opened = stat()
             // The lock is on the directory that was looked at, not one put in its place since.
             guard fstat(descriptor, &opened) == 0, opened.st_ino == info.st_ino, opened.st_dev == info.st_dev,
-                flock(descriptor, LOCK_EX | LOCK_NB) == 0
+                Self.isMarked(path), flock(descriptor, LOCK_EX | LOCK_NB) == 0
             else { continue }
             let bytes = Self.regularFileBytes(under: path)
             if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append((path, bytes)) }
         }
         return removed
+    }
+
+    /// Whether `directory` holds pinfetch's mark: a regular file of this user's (not a link)
+    /// that says ``markText``.
+    private static func isMarked(_ directory: String) -> Bool {
+        let path = "\(directory)/\(Self.markName)"
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return false }
+        return FileSystem.readSmallFile(path, limit: Self.markText.count + 1) == Self.markText
     }
 
     /// The bytes of the regular files under `directory`, links not followed.

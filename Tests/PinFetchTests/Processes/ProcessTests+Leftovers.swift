@@ -85,4 +85,40 @@ extension ProcessTests {
             }
         }
     }
+
+    /// A directory of the same name that pinfetch did not make (no mark, or a mark that is a
+    /// link) is the user's: neither the next `-o -` run nor `pinfetch gc` removes it, however old.
+    @Test func `a directory named like a private directory but not pinfetch's is left alone`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+            try await withTemporaryDirectory { work in
+                let temporary = try EndToEndTests.makeDirectory(work + "/tmp")
+                let environment = ["TMPDIR": temporary]
+                let unmarked = try EndToEndTests.makeDirectory(temporary + "/pinfetch-stdout-mine01")
+                try Data("the user's notes".utf8).write(to: URL(filePath: unmarked + "/notes.txt"))
+                let linked = try EndToEndTests.makeDirectory(temporary + "/pinfetch-stdout-mine02")
+                try Data(TemporaryDirectory.markText).write(to: URL(filePath: work + "/mark"))
+                try FileManager.default.createSymbolicLink(
+                    atPath: linked + "/" + TemporaryDirectory.markName,
+                    withDestinationPath: work + "/mark"
+                )
+                try Self.backdate(unmarked, by: 3600)
+                try Self.backdate(linked, by: 3600)
+                let run = try self.startPinfetch(
+                    ["-o", "-", server.url()],
+                    logs: work + "/run",
+                    environment: environment
+                )
+                defer { run.stop() }
+                #expect(try await run.wait(timeout: .seconds(60)) == .exited(0), "\(run.transcript)")
+                let gc = try Self.gc(
+                    in: try EndToEndTests.makeDirectory(work + "/nothing"),
+                    logs: work + "/gc",
+                    environment: environment
+                )
+                #expect(try await gc.wait(timeout: .seconds(60)) == .exited(0), "\(gc.transcript)")
+                #expect(listing(temporary) == ["pinfetch-stdout-mine01", "pinfetch-stdout-mine02"])
+                #expect(contents(unmarked + "/notes.txt") == Array("the user's notes".utf8))
+            }
+        }
+    }
 }
