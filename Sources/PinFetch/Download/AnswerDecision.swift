@@ -14,6 +14,8 @@ struct AnswerContext: Hashable, Sendable {
     /// `true` when the partial came from answers without any validator (kept only with a pin and
     /// resumed with a plain `Range`): an answer that now carries one is another representation.
     var unvalidatedPartial = false
+    /// `true` when this run's `HEAD` showed ``validator`` (``PartialState/validatorConfirmed``).
+    var validatorConfirmed = false
 }
 
 /// What to do with one answer to a GET (<doc:ResumeAndCheckpoints#Answers-to-a-GET>), decided from
@@ -214,8 +216,9 @@ enum AnswerDecision: Hashable, Sendable {
         }
         // A server that ignores If-Range answers a 416 for a changed representation of the same
         // length too (RFC 9110 §13.1.5 wants the whole new one then). Without a pin, only the
-        // partial's own validator on the 416 says its bytes are the current representation's.
-        if !context.pinned, context.validator?.matches(head.validator) != true {
+        // partial's validator, on the 416 or on this run's HEAD, says its bytes are the current
+        // representation's (nginx's 416 carries none).
+        if !context.pinned, !context.validatorConfirmed, context.validator?.matches(head.validator) != true {
             return .restart("416 without the partial's validator, and no pin: the partial may be of an older version")
         }
         return .finalize

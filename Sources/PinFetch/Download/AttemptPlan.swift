@@ -69,6 +69,7 @@ enum AttemptPlan: Equatable {
             context.requestedOffset = offset
             context.validator = state.validator
             context.totalLength = state.totalLength
+            context.validatorConfirmed = state.validatorConfirmed
             return .ask(
                 headers: [identity, "Range: bytes=\(offset)-", "If-Range: \(ifRange)"],
                 context: context,

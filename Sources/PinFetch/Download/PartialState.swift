@@ -29,6 +29,9 @@ struct PartialState: Sendable {
     /// A segmented phase may have put bytes of several answers in the partial (its checkpoint
     /// says so): only a pin or the server's digest vouches for them.
     var pieced = false
+    /// This run's `HEAD` showed the partial's strong validator: the representation was the
+    /// partial's moments ago (a `416` without a validator then finalizes, ``AnswerDecision``).
+    var validatorConfirmed = false
     /// Bytes of an earlier run's partial that this run kept.
     var resumedFrom: Int64 = 0
     /// The server's digest of the representation for ``algorithm`` and the field it came in.

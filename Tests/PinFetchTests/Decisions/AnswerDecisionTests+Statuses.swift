@@ -174,6 +174,12 @@ extension AnswerDecisionTests {
             )
         ),
         Case(
+            label: "416 without a validator after a HEAD of this run showed the partial's",
+            head: head(416, [("Content-Range", "bytes */400")]),
+            context: AnswerContext(requestedOffset: 400, validator: strong, totalLength: 400, validatorConfirmed: true),
+            expected: .finalize
+        ),
+        Case(
             label: "416 without a validator, pinned: the pin decides",
             head: head(416, [("Content-Range", "bytes */400")]),
             context: AnswerContext(requestedOffset: 400, validator: strong, totalLength: 400, pinned: true),

@@ -124,6 +124,9 @@ final class MirrorSource: Source {
             return try self.partial.restore(recovery)
         }
         try self.partial.restore(recovery)
+        if let probe, recovery.checkpoint.names(self.mirrors.urls[self.mirrors.current]) {
+            self.partial.state.validatorConfirmed = recovery.checkpoint.validator.matches(probe.validator) == true
+        }
         // A pinned partial whose mirror is not among this run's is resumed on the current one
         // with a plain `Range`, and the pin decides.
         if !recovery.checkpoint.names(self.mirrors.urls[self.mirrors.current]) {
