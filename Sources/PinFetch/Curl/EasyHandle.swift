@@ -130,7 +130,7 @@ final class EasyHandle: @unchecked Sendable {
             if let seconds = request.timeout {
                 set(ccurl_easy_setopt_long(raw, CURLOPT_TIMEOUT_MS, Int(max(1, seconds * 1000))))
             }
-            set(request.transport.apply(to: raw, netrc: request.netrc))
+            set(request.transport.apply(to: raw, netrc: request.netrc, url: request.url))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context))
             set(
                 ccurl_easy_setopt_header_function(raw) { data, size, count, context in

@@ -30,7 +30,7 @@ struct TransportSettings: Sendable {
     var clientCertificateFile: String?
     var clientKeyFile: String?
     var proxy: String?
-    var noProxy: String?
+    var noProxy: ProxyBypassList?
     /// The netrc file's bytes as they were at the start, or its path when it could not be read.
     var netrc: PrivateCopy?
     var netrcFile: String?
@@ -65,7 +65,7 @@ struct TransportSettings: Sendable {
         // libcurl reads no_proxy itself when not told; it is read here so its list is normalized too.
         let environment = ProcessInfo.processInfo.environment
         let bypass = options.noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
-        self.noProxy = bypass.map(Self.normalizedBypassList)
+        self.noProxy = bypass.map(ProxyBypassList.init)
         if let file = options.netrcFile {
             self.netrc = try Self.read(file, "the netrc file").flatMap(PrivateCopy.init)
             if self.netrc == nil { self.netrcFile = file }
@@ -92,25 +92,10 @@ struct TransportSettings: Sendable {
         return bytes
     }
 
-    /// A `--noproxy`/`no_proxy` list as libcurl 7.88 matches it: an IPv6 literal in brackets
-    /// (`[::1]`, `[fe80::1]/64`), as it is spelt in a URL, loses them, since libcurl compares
-    /// the bare address (and any spelling of it: `0:0:0:0:0:0:0:1` is `::1`) and ignores the
-    /// bracketed form. Other entries are kept as given.
-    static func normalizedBypassList(_ list: String) -> String {
-        list.split(separator: ",", omittingEmptySubsequences: false).map { entry -> String in
-            let trimmed = entry.trimmingWhitespace()
-            guard trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") else { return String(entry) }
-            let address = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
-            let rest = trimmed[trimmed.index(after: close)...]
-            // A prefix length stays; a port (`[::1]:8080`) means nothing to no_proxy and goes.
-            return String(address) + (rest.hasPrefix("/") ? String(rest) : "")
-        }.joined(separator: ",")
-    }
-
-    /// Sets these options on the easy handle `raw` (after `curl_easy_reset`); `netrc` says
-    /// whether this request may take credentials from the netrc file (it stays on its mirror's
-    /// origin). Returns the first failing `CURLcode`, or `CURLE_OK`.
-    func apply(to raw: UnsafeMutableRawPointer, netrc: Bool) -> CURLcode {
+    /// Sets these options on the easy handle `raw` (after `curl_easy_reset`) for a request to
+    /// `url`; `netrc` says whether this request may take credentials from the netrc file (it
+    /// stays on its mirror's origin). Returns the first failing `CURLcode`, or `CURLE_OK`.
+    func apply(to raw: UnsafeMutableRawPointer, netrc: Bool, url: String) -> CURLcode {
         var result = CURLE_OK
         func set(_ code: CURLcode) { if result == CURLE_OK { result = code } }
         /// Not copied (CURL_BLOB_NOCOPY): the bytes outlive every transfer of the batch, and a
@@ -144,7 +129,10 @@ struct TransportSettings: Sendable {
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_KEYPASSWD, ""))
         }
         if let proxy = self.proxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROXY, proxy)) }
-        if let hosts = self.noProxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_NOPROXY, hosts)) }
+        if let list = self.noProxy {
+            let bypassed = list.bypasses(host: ProxyBypassList.host(ofURL: url))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_NOPROXY, bypassed ? "*" : list.text))
+        }
         if netrc, let file = self.netrc?.path ?? self.netrcFile {
             set(ccurl_easy_setopt_long(raw, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_NETRC_FILE, file))

@@ -101,6 +101,31 @@ extension ProcessTests {
         }
     }
 
+    /// `--noproxy` names an internationalized host as typed: the request goes around the proxy
+    /// (and, here, finds no such host), the proxy is never asked.
+    @Test(arguments: [
+        ("bücher.example", "http://bücher.example/file"), (".BÜCHER.example", "http://bücher.example/file"),
+        ("bücher.example", "http://b%C3%BCcher.example/file"),
+    ])
+    func `an internationalized name in --noproxy goes around the proxy`(entry: String, url: String) async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { proxy in
+            proxy.handler = { _, _ in TestResponse(status: 200, body: Fixtures.a) }
+            try await withTemporaryDirectory { work in
+                // A process of its own: the name reaches libcurl in the UTF-8 locale the command sets.
+                let around = try ChildProcess(
+                    try EndToEndTests.pinfetchExecutable(),
+                    Self.proxied + ["--proxy", proxy.baseURL, "--noproxy", entry]
+                        + ["-o", work + "/out/file", url],
+                    logs: work + "/run"
+                )
+                try await around.wait(timeout: .seconds(60))
+                #expect(around.termination == .exited(4), "\(around.transcript)")  // no such host
+                #expect(proxy.requests.isEmpty)
+                #expect(!FileManager.default.fileExists(atPath: work + "/out/file"))
+            }
+        }
+    }
+
     /// An internationalized host goes to the wire in its IDNA form, as curl sends it, whether
     /// typed in Unicode or percent-encoded, and under the C locale: the test server stands in
     /// for a proxy, which sees the absolute URL and `Host` without resolving the name.

@@ -1,0 +1,136 @@
+import FoundationEssentials
+@preconcurrency import Glibc
+
+/// A `--noproxy` / `no_proxy` list, in curl's form: entries separated by commas (and spaces),
+/// each `*` (every host), a host name or domain (`example.com` and `.example.com` both match
+/// `example.com` and its subdomains), or an IPv4 or IPv6 address with an optional prefix length
+/// (`10.0.0.0/8`, `::1`, `[::1]`, `fe80::/10`).
+///
+/// libcurl 7.88 matches the list itself, but compares an IPv6 address as text (so
+/// `0:0:0:0:0:0:0:1`, `::0:1`, `::1/128` and `[::1]` miss `http://[::1]/`) and a name with
+/// non-ASCII letters not as typed. Each request's host is therefore matched here too
+/// (``bypasses(host:)``): addresses by their bytes, names by their lower-cased Unicode form as
+/// typed; a match sends the request without a proxy. What libcurl still gets (``text``) has
+/// IPv6 literals without brackets, for the hosts it resolves on its own.
+package struct ProxyBypassList: Sendable, Hashable {
+    /// The list as libcurl is given it (`CURLOPT_NOPROXY`).
+    package let text: String
+    private let entries: [Entry]
+
+    private enum Entry: Hashable {
+        case everyHost
+        /// Lower-cased, without a leading or trailing dot.
+        case name(String)
+        /// The address's bytes (4 or 16) and how many leading bits must match.
+        case address([UInt8], bits: Int)
+    }
+
+    package init(_ list: String) {
+        self.text = Self.normalized(list)
+        var entries: [Entry] = []
+        for token in list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
+            let entry = String(token)
+            if entry == "*" {
+                entries.append(.everyHost)
+            } else if let address = Self.address(entry) {
+                entries.append(address)
+            } else {
+                let name = Self.trimmingDots(entry.lowercased())
+                if !name.isEmpty { entries.append(.name(name)) }
+            }
+        }
+        self.entries = entries
+    }
+
+    /// Whether a request to `host` (``HTTPURL/host``: lower-cased, percent-encoded, an IPv6
+    /// literal in brackets) goes without a proxy.
+    package func bypasses(host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let address = Self.bytes(of: bare)
+        let name = Self.trimmingDots((Text.percentDecoded(bare) ?? bare).lowercased())
+        return self.entries.contains { entry in
+            switch entry {
+            case .everyHost: true
+            case .name(let suffix): address == nil && (name == suffix || name.hasSuffix("." + suffix))
+            case .address(let network, let bits): address.map { Self.prefix($0, of: network, bits: bits) } ?? false
+            }
+        }
+    }
+
+    /// The host of a normalized absolute URL (``HTTPURL/text``): between `://` and the path,
+    /// after any user information, without the port; an IPv6 literal keeps its brackets.
+    static func host(ofURL url: String) -> String {
+        var rest = Substring(url)
+        if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") {
+            rest = rest[rest.index(colon, offsetBy: 3)...]
+        }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        var host = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            host = host[...close]
+        } else if let colon = host.firstIndex(of: ":") {
+            host = host[..<colon]
+        }
+        return String(host)
+    }
+
+    /// An address entry (`::1`, `[::1]`, `10.0.0.0/8`, `[fe80::]/10`, `[::1]:8080`), or `nil`.
+    private static func address(_ entry: String) -> Entry? {
+        var text = Substring(entry)
+        var bits: Int?
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            let rest = text[text.index(after: close)...]
+            text = text[text.index(after: text.startIndex)..<close]
+            if rest.hasPrefix("/") { bits = Int(rest.dropFirst()) }  // a port (`:8080`) means nothing here
+        } else if let slash = text.firstIndex(of: "/") {
+            guard let number = Int(text[text.index(after: slash)...]) else { return nil }
+            bits = number
+            text = text[..<slash]
+        }
+        guard let bytes = Self.bytes(of: String(text)) else { return nil }
+        let width = bytes.count * 8
+        let length = bits ?? width
+        guard (0...width).contains(length) else { return nil }
+        return .address(bytes, bits: length)
+    }
+
+    /// The bytes of an IPv4 (dotted quad) or IPv6 address in any of its spellings, or `nil`.
+    private static func bytes(of text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+
+    /// Whether the first `bits` bits of `address` are those of `network` (of the same family).
+    private static func prefix(_ address: [UInt8], of network: [UInt8], bits: Int) -> Bool {
+        guard address.count == network.count else { return false }
+        let whole = bits / 8
+        guard address[..<whole] == network[..<whole] else { return false }
+        let rest = bits % 8
+        guard rest > 0 else { return true }
+        let mask = UInt8(0xFF) << (8 - rest)
+        return address[whole] & mask == network[whole] & mask
+    }
+
+    private static func trimmingDots(_ name: String) -> String {
+        var trimmed = Substring(name)
+        while trimmed.hasPrefix(".") { trimmed = trimmed.dropFirst() }
+        while trimmed.hasSuffix(".") { trimmed = trimmed.dropLast() }
+        return String(trimmed)
+    }
+
+    /// The list for libcurl: an IPv6 literal in brackets (`[::1]`, `[fe80::1]/64`) loses them,
+    /// since libcurl ignores the bracketed form; a port after one goes. Other entries are kept
+    /// as given.
+    static func normalized(_ list: String) -> String {
+        list.split(separator: ",", omittingEmptySubsequences: false).map { entry -> String in
+            let trimmed = entry.trimmingWhitespace()
+            guard trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") else { return String(entry) }
+            let address = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+            let rest = trimmed[trimmed.index(after: close)...]
+            return String(address) + (rest.hasPrefix("/") ? String(rest) : "")
+        }.joined(separator: ",")
+    }
+}
