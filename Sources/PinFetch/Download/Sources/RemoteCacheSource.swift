@@ -174,24 +174,27 @@ struct RemoteCacheSource: Source {
 /// Reads a remote cache blob into a file beside the destination, hashing it as it comes.
 ///
 /// A cache costs seconds, then the mirrors are asked: a blob larger than the room left beside
-/// the destination is not taken (it would fill the disk from a cache), and one must arrive
-/// within ``FetchOptions/remoteCacheTimeout`` plus the time its length takes at
-/// ``slowestRate`` (a blob that trickles just above the stall floor would hold the fetch
-/// for as long as it announced).
+/// the destination is not taken (it would fill the disk from a cache), and after the first
+/// ``FetchOptions/remoteCacheTimeout`` seconds a blob must keep up with ``slowestRate``: by
+/// `timeout + t` seconds after its head, at least `t` seconds' worth of bytes at that rate (or
+/// all of it) must have come. A blob that trickles just above the stall floor is so given up
+/// seconds after the timeout, whatever length it announced (a rule by the announced length
+/// alone let `Content-Length: 10^9` at 40 kB/s hold the fetch for 16 minutes).
 final class BlobReader: TransferDelegate {
-    /// Bytes per second a blob must average, after the first timeout's worth of seconds.
+    /// Bytes per second a blob must keep up with, after the first timeout's worth of seconds.
     static let slowestRate: Int64 = 1 << 20
 
     let partial: PartialFile
     let digest: RunningDigest
     let limit: Int64?
-    /// Seconds the blob may take besides its length's worth at ``slowestRate``.
+    /// Seconds of grace before the blob must keep up with ``slowestRate``.
     let timeout: Double
     private(set) var written: Int64 = 0
     private(set) var overLimit = false
-    /// Set when the blob came slower than ``slowestRate`` on average allows.
+    /// Set when the blob fell behind ``slowestRate`` after the grace.
     private(set) var tooSlow = false
-    private var due: ContinuousClock.Instant?
+    /// When the blob's head came.
+    private var start: ContinuousClock.Instant?
     /// Why an answer was not taken as a blob, if it was not.
     private(set) var refusal: String?
     private(set) var localFailure: PinFetchError?
@@ -233,13 +236,15 @@ final class BlobReader: TransferDelegate {
             self.refusal = "a blob of \(length) bytes, more than the \(free) free beside the destination"
             return false
         }
-        let seconds = self.timeout + Double(length) / Double(Self.slowestRate)
-        self.due = .now + .milliseconds(Int64(seconds * 1000))
+        self.start = .now
         return true
     }
 
     override func progress(received: Int64) -> Bool {
-        guard let due = self.due, ContinuousClock.now >= due else { return true }
+        guard let start = self.start else { return true }
+        let elapsed = ContinuousClock.now - start
+        let late = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18 - self.timeout
+        guard late > 0, Double(self.written) < late * Double(Self.slowestRate) else { return true }
         self.tooSlow = true
         return false
     }
