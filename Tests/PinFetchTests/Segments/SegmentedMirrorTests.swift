@@ -70,15 +70,18 @@ struct SegmentedMirrorTests {
         }
     }
 
-    @Test func `a mirror whose pieces are other bytes: the mismatch is caught and one mirror's bytes are used`()
-        async throws
-    {
+    /// Whichever place the wrong mirror has in the list.
+    @Test(arguments: [false, true])
+    func `a mirror whose pieces are other bytes: the mismatch is caught and one mirror's bytes are used`(
+        wrongFirst: Bool
+    ) async throws {
         var wrong = Self.body
         for index in stride(from: 0, to: wrong.count, by: 4096) { wrong[index] ^= 0xFF }
         try await Self.withMirrors(second: wrong) { first, other in
             try await withTemporaryDirectory { directory in
                 let output = directory + "/f"
-                let result = try await Self.fetch([first.url(), other.url()], to: output, pinned: true)
+                let urls = wrongFirst ? [other.url(), first.url()] : [first.url(), other.url()]
+                let result = try await Self.fetch(urls, to: output, pinned: true)
                 #expect(result.error == nil, "\(String(describing: result.error))")
                 #expect(SegmentedDownloadTests.holds(output, Self.body))
                 #expect(!other.getRequests.isEmpty)
