@@ -1,6 +1,7 @@
 import FoundationEssentials
 @preconcurrency import Glibc
 import PinFetch
+import Synchronization
 
 /// The values options take: numbers of seconds and bytes, headers, credentials, names, and what
 /// the environment says (cache, trust anchors).
@@ -157,20 +158,42 @@ extension Arguments {
         return String(cString: directory) + "/.netrc"
     }
 
-    /// `path` when it names a readable regular file (following links).
-    /// - Throws: ``ArgumentError/refused(option:reason:)`` naming `option` otherwise.
+    /// `path` when it names a readable regular file (following links). A pipe or a FIFO
+    /// (`--netrc-file <(vault read …)`, `/dev/stdin`) is read here, once, with the stop signals
+    /// live (``InputFile``), and the path returned is that of a private copy of its bytes
+    /// (``PrivateCopy``, kept for the life of the process): the library reads its files again
+    /// by path, which a pipe would not survive.
+    /// - Throws: ``ArgumentError/refused(option:reason:)`` naming `option` otherwise (a
+    ///   directory, a device, a pipe of more than 64 MiB); ``ArgumentError/stopped`` when a
+    ///   stop signal came while a pipe was read.
     static func readableFile(_ path: String, for option: String) throws(ArgumentError) -> String {
         var info = stat()
         guard !path.isEmpty, stat(path, &info) == 0, access(path, R_OK) == 0 else {
             throw .refused(option: option, reason: "cannot read \(path.isEmpty ? "''" : path)")
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            // Read once at the start by the library, as a file of at most 64 MiB (never waiting
-            // on a FIFO, whose open would hold the run through the stop signals).
-            throw .refused(option: option, reason: "\(path) is not a regular file")
+        let type = info.st_mode & S_IFMT
+        if type == S_IFREG { return path }
+        guard type == S_IFIFO || type == S_IFSOCK else {
+            throw .refused(option: option, reason: "\(path) is not a regular file, a pipe or a FIFO")
         }
-        return path
+        let bytes: [UInt8]?
+        do throws(PinFetchError) {
+            bytes = try InputFile.contents(of: path, limit: 64 << 20)
+        } catch {
+            throw .stopped(error.message)
+        }
+        guard let bytes else {
+            throw .refused(option: option, reason: "\(path) cannot be read, or holds more than 64 MiB")
+        }
+        guard let copy = PrivateCopy(bytes) else {
+            throw .refused(option: option, reason: "no room for a private copy of \(path) in the temporary directory")
+        }
+        Self.privateCopies.withLock { $0.append(copy) }
+        return copy.path
     }
+
+    /// The private copies of piped inputs (``readableFile(_:for:)``), kept while the process lives.
+    private static let privateCopies = Mutex<[PrivateCopy]>([])
 
     /// `path` when it names a readable PEM file with no encrypted key in it: pinfetch never asks
     /// for a passphrase (OpenSSL would, on the terminal, and wait).

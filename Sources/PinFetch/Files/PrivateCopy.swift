@@ -9,15 +9,15 @@ import FoundationEssentials
 /// So a file swapped for a FIFO while the run goes on (an open that would wait forever inside a
 /// transfer, through every stop signal) or edited meanwhile changes nothing: the run uses what
 /// the file held when it started. `Sendable`: never written after ``init(_:)``.
-final class PrivateCopy: Sendable {
+package final class PrivateCopy: Sendable {
     private let descriptor: Int32
 
     /// The path libcurl opens: `/proc/self/fd/N`.
-    var path: String { "/proc/self/fd/\(self.descriptor)" }
+    package var path: String { "/proc/self/fd/\(self.descriptor)" }
 
     /// A nameless copy of `bytes`, readable by this process only; `nil` when the temporary
     /// directory cannot hold it.
-    init?(_ bytes: [UInt8]) {
+    package init?(_ bytes: [UInt8]) {
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((directory + "/pinfetch-copy-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // mode 0600

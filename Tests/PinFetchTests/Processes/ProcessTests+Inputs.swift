@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Input files that never open: a FIFO without a writer given as `-H @FILE`, `-i`,
-/// `--checksum-file`, `--trusted-key` or `--signature`. The stop signals stay live while pinfetch
+/// `--checksum-file`, `--trusted-key`, `--signature`, `--netrc-file` or `--cacert`. The stop signals stay live while pinfetch
 /// waits for it: each ends the run with 128 + its number, one line naming the file, and nothing
 /// created; a pipe whose writer comes is read as before.
 extension ProcessTests {
@@ -14,6 +14,8 @@ extension ProcessTests {
         case checksumFile = "--checksum-file FIFO"
         case trustedKey = "--trusted-key FIFO"
         case signature = "--signature FIFO"
+        case netrcFile = "--netrc-file FIFO"
+        case caCertificate = "--cacert FIFO"
 
         /// The arguments, with the FIFO at `fifo` and the other files in `work`.
         func arguments(_ fifo: String, _ work: String, url: String) -> [String] {
@@ -27,6 +29,8 @@ extension ProcessTests {
                     "--signature", fifo, "--trusted-key", work + "/release.pub", "--checksum-file", work + "/SUMS",
                     "-o", work + "/out/file", url,
                 ]
+            case .netrcFile: ["--netrc-file", fifo, "-o", work + "/out/file", url]
+            case .caCertificate: ["--cacert", fifo, "-o", work + "/out/file", url]
             }
         }
     }
@@ -91,6 +95,36 @@ extension ProcessTests {
                 #expect(ended == .exited(0), "\(child.transcript)")
                 #expect(contents(work + "/file") == Fixtures.a)
                 #expect(server.requests.first?.header("X-Late") == "yes")
+            }
+        }
+    }
+
+    /// `--netrc-file <(vault read …)`: a pipe is read once, and its credentials are used on
+    /// every request to their host (the library reads a private copy of them by path).
+    @Test func `a netrc file given as a pipe is read once, and its credentials used`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a)) { server in
+            try await withTemporaryDirectory { work in
+                let fifo = work + "/netrc"
+                try #require(mkfifo(fifo, 0o600) == 0)
+                let child = try self.startPinfetch(
+                    ["--netrc-file", fifo, "--sha256", Fixtures.sha256A, "-o", work + "/file", server.url("/file")],
+                    logs: work + "/run"
+                )
+                defer { child.stop() }
+                try await Self.waitUntil("pinfetch holding \(fifo) open", child) {
+                    Self.holdsOpen(child.processIdentifier, fifo)
+                }
+                let writer = open(fifo, O_WRONLY | O_CLOEXEC)
+                try #require(writer >= 0)
+                let entry = Array("machine 127.0.0.1 login piped password Pip3dSecret\n".utf8)
+                #expect(write(writer, entry, entry.count) == entry.count)
+                close(writer)
+                let ended = try await child.wait(timeout: .seconds(30))
+                #expect(ended == .exited(0), "\(child.transcript)")
+                #expect(contents(work + "/file") == Fixtures.a)
+                let expected = "Basic " + Data("piped:Pip3dSecret".utf8).base64EncodedString()
+                #expect(server.getRequests.first?.header("Authorization") == expected)
+                #expect(!child.transcript.contains("Pip3dSecret"))
             }
         }
     }
