@@ -16,6 +16,10 @@ struct AnswerContext: Hashable, Sendable {
     var unvalidatedPartial = false
     /// `true` when this run's `HEAD` showed ``validator`` (``PartialState/validatorConfirmed``).
     var validatorConfirmed = false
+    /// The algorithm hashed, when the partial holds pieces of several answers (a segmented
+    /// phase, ``PartialState/pieced``) and neither a pin nor a server digest checks them: a `206`
+    /// that brings no digest of its own cannot make that partial a file, so it is not continued.
+    var uncheckedPieces: HashAlgorithm?
 }
 
 /// What to do with one answer to a GET (<doc:ResumeAndCheckpoints#Answers-to-a-GET>), decided from
@@ -170,6 +174,11 @@ enum AnswerDecision: Hashable, Sendable {
         }
         if let length = head.contentLength, length != last - first + 1 {
             return .restart("206 whose Content-Length disagrees with its Content-Range")
+        }
+        if let algorithm = context.uncheckedPieces, head.representationDigests[algorithm] == nil,
+            algorithm != .sha256 || head.amazonSHA256 == nil
+        {
+            return .restart("206 for a partial of pieces that neither a pin nor a server digest checks")
         }
         return .append(skip: offset - first, end: last + 1, totalLength: total)
     }

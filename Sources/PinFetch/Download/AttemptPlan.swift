@@ -70,6 +70,7 @@ enum AttemptPlan: Equatable {
             context.validator = state.validator
             context.totalLength = state.totalLength
             context.validatorConfirmed = state.validatorConfirmed
+            if state.pieced, !pinned, state.serverDigest == nil { context.uncheckedPieces = state.algorithm }
             return .ask(
                 headers: [identity, "Range: bytes=\(offset)-", "If-Range: \(ifRange)"],
                 context: context,

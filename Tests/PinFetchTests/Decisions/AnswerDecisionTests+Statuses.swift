@@ -13,6 +13,26 @@ extension AnswerDecisionTests {
             expected: .append(skip: 0, end: 1000, totalLength: 1000)
         ),
         Case(
+            label: "206 without a digest of its own for a partial of unchecked pieces",
+            head: head(206, [etagField, ("Content-Range", "bytes 400-999/1000")]),
+            context: {
+                var context = ranged
+                context.uncheckedPieces = .sha256
+                return context
+            }(),
+            expected: .restart("206 for a partial of pieces that neither a pin nor a server digest checks")
+        ),
+        Case(
+            label: "206 with a Repr-Digest for a partial of unchecked pieces",
+            head: head(206, [etagField, ("Content-Range", "bytes 400-999/1000"), ("Repr-Digest", reprDigest)]),
+            context: {
+                var context = ranged
+                context.uncheckedPieces = .sha256
+                return context
+            }(),
+            expected: .append(skip: 0, end: 1000, totalLength: 1000)
+        ),
+        Case(
             label: "206 starting before the offset: the overlap is skipped",
             head: head(206, [etagField, ("Content-Range", "bytes 300-999/1000")]),
             context: ranged,

@@ -38,6 +38,8 @@ struct AnswerDecisionTests {
     }
 
     static let etagField = ("ETag", AnswerDecisionTests.etag)
+    /// A well-formed `Repr-Digest` sha-256 member (of no particular bytes).
+    static let reprDigest = "sha-256=:" + String(repeating: "A", count: 43) + "=:"
 
     static let cases: [Case] = [
         // 304 (a proxy or server that answers a ranged GET with Not Modified)
