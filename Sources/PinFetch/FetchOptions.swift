@@ -112,6 +112,12 @@ public struct FetchOptions: Sendable {
     public var remoteTime = false
     /// Called from the transfer thread as bytes arrive (five times a second at most).
     public var progress: (@Sendable (FetchProgress) -> Void)? = nil
+    /// Asked just before each verified file is renamed into place, the point of no return:
+    /// `true` stops that file as a cancellation of the run does (``PinFetchError/Code/cancelled``,
+    /// the partial kept for a later run, nothing placed). For a caller whose own stop, such as a
+    /// signal taken on a thread of its own, may not have cancelled the task yet on a loaded
+    /// machine; `nil` asks nothing.
+    public var stopRequested: (@Sendable () -> Bool)? = nil
     /// Called from the transfer thread for each ``FetchEvent``: progress (as ``progress``), a
     /// restart from byte 0 and why, a retry or a move to another mirror and why.
     public var events: (@Sendable (FetchEvent) -> Void)? = nil

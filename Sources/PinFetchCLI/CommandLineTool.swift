@@ -43,7 +43,7 @@ public enum CommandLineTool {
             parsed = try Arguments.parse(arguments)
         } catch {
             output.standardError("pinfetch: \(Printable.text(error.message))\n")
-            return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
+            return error.code == .cancelled ? 128 + (signals.stopSignal ?? SIGINT) : error.code.exitStatus
         }
         if parsed.action != .fetch {
             output.standardOutput(
@@ -96,13 +96,13 @@ public enum CommandLineTool {
                     switch report {
                     case .note: break
                     case .input(let role, let result):
-                        let status = Self.exitStatus(of: result, signal: signals.received)
+                        let status = Self.exitStatus(of: result, signal: signals.stopSignal)
                         printJSON(JSONReport(result: result, exitStatus: status, input: role).line())
                     case .skipped(let result):
                         printJSON(
                             JSONReport(
                                 result: result,
-                                exitStatus: Self.exitStatus(of: result, signal: signals.received)
+                                exitStatus: Self.exitStatus(of: result, signal: signals.stopSignal)
                             ).line()
                         )
                     }
@@ -122,13 +122,16 @@ public enum CommandLineTool {
                 verbose: parsedArguments.verbose
             )
             options.events = { printer.print($0) }
+            // The signal thread may run late under load: a file is not placed once a stop signal
+            // came, taken or still pending.
+            options.stopRequested = { signals.stopRequested }
             let fetcher = Fetcher(options: options)
             let results = await fetcher.run(jobs, parallelism: parsedArguments.jobs, failFast: parsedArguments.failFast)
             { index, fetched in
                 if !parsedArguments.quiet { reporter.finish(fetched.path) }
                 let result = delivery?.deliver(fetched, to: output.standardOutputBytes) ?? fetched
                 shown.withLock { $0[index] = result }
-                let status = Self.exitStatus(of: result, signal: signals.received)
+                let status = Self.exitStatus(of: result, signal: signals.stopSignal)
                 if result.status == .skipped {
                     // Counted in the summary line; its JSON line says why.
                 } else if let error = result.error {
@@ -149,7 +152,7 @@ public enum CommandLineTool {
             return .success(results)
         }
         running.withLock { $0 = task }
-        if signals.received != nil { task.cancel() }  // a signal that came before the task was
+        if signals.stopRequested { task.cancel() }  // a signal that came before the task was
         let outcome = await task.value
         signals.uninstall()
         reporter.clear()  // after an interruption too: no bar is left, the cursor on a clean line
@@ -162,14 +165,14 @@ public enum CommandLineTool {
             if ProcessInfo.processInfo.environment["GITHUB_ACTIONS"] == "true", error.code != .cancelled {
                 output.standardError(GitHubAnnotation.error(path: "input", message: error.message) + "\n")
             }
-            return error.code == .cancelled ? 128 + (signals.received ?? SIGINT) : error.code.exitStatus
+            return error.code == .cancelled ? 128 + (signals.stopSignal ?? SIGINT) : error.code.exitStatus
         }
 
         if parsed.dryRun { return 0 }
         if results.isEmpty, !parsed.quiet {
             output.standardError("pinfetch: this shard has no entry: nothing to do\n")
         }
-        let statuses = results.map { Self.exitStatus(of: $0, signal: signals.received) }
+        let statuses = results.map { Self.exitStatus(of: $0, signal: signals.stopSignal) }
         if results.count > 1 {
             let skipped = results.filter { $0.status == .skipped }.count
             let failed = statuses.filter { $0 != 0 }.count - skipped

@@ -5,10 +5,12 @@ import Synchronization
 /// Turns SIGHUP, SIGINT and SIGTERM into a cancellation, remembering which signal came.
 ///
 /// ``holdStopSignals()`` blocks them first thing in `main`, before any thread exists, so every
-/// thread inherits the block; ``install(_:)`` then takes them with `sigtimedwait` on a thread of
-/// its own. A signal that comes before the install waits, pending, and cancels the run as soon
-/// as it is installed: none is lost in between (a `SIGINT` in the first
-/// ~10 ms let the whole download run to exit 0). A signal the parent set to be ignored
+/// thread inherits the block; ``install(_:)`` then takes them through a `signalfd` on a thread
+/// of its own. A signal that comes before the install waits, pending, and cancels the run as
+/// soon as it is installed: none is lost in between (a `SIGINT` in the first
+/// ~10 ms let the whole download run to exit 0). That thread may run late on a loaded machine,
+/// so the download asks ``stopRequested`` itself before it places a file: a signal pending or
+/// taken counts, and the two are one step under a lock (never neither in between). A signal the parent set to be ignored
 /// (`nohup` ignores SIGHUP) stays ignored, as the convention asks.
 public final class SignalCancellation: Sendable {
     private static let stopSignals = [SIGHUP, SIGINT, SIGTERM]
@@ -18,6 +20,9 @@ public final class SignalCancellation: Sendable {
 
     /// Whether any installed ``SignalCancellation`` took a stop signal in this process.
     private static let anyReceived = Atomic<Bool>(false)
+    /// Held while a signal is taken off the pending set and recorded, and while the two are
+    /// looked at: a signal is always seen as one or the other.
+    private static let taking = Mutex<Void>(())
 
     private let signal = Atomic<Int32>(0)
     private let stopped = Atomic<Bool>(false)
@@ -28,13 +33,25 @@ public final class SignalCancellation: Sendable {
     /// A stop signal still pending (blocked, not yet taken by the signal thread) counts: an
     /// input's end that comes with it (Ctrl-C ends `producer | pinfetch -i -` too) is no input.
     static var stopRequested: Bool {
-        if Self.anyReceived.load(ordering: .acquiring) { return true }
+        Self.taking.withLock { _ in Self.anyReceived.load(ordering: .acquiring) || Self.stopPending }
+    }
+
+    /// Whether this run was asked to stop: a stop signal this instance took, or one still
+    /// pending in the process (taken late by a thread that has not run yet).
+    var stopRequested: Bool { self.stopSignal != nil }
+
+    /// The signal that stops this run: the first this instance took, else one still pending.
+    var stopSignal: Int32? {
+        Self.taking.withLock { _ in self.received ?? Self.pendingStop }
+    }
+
+    private static var stopPending: Bool { Self.pendingStop != nil }
+
+    /// A watched stop signal that is pending (blocked, not yet taken), if any.
+    private static var pendingStop: Int32? {
         var pending = sigset_t()
-        if sigpending(&pending) == 0, Self.watched.withLock({ $0 }).contains(where: { sigismember(&pending, $0) == 1 })
-        {
-            return true
-        }
-        return Self.anyReceived.load(ordering: .acquiring)  // taken meanwhile
+        guard sigpending(&pending) == 0 else { return nil }
+        return Self.watched.withLock { $0 }.first { sigismember(&pending, $0) == 1 }
     }
 
     /// Blocks the stop signals the parent did not ignore in the calling thread and in every
@@ -75,18 +92,24 @@ public final class SignalCancellation: Sendable {
         let waiting = set
         Threads.detach(name: "pinfetch-signal") { [self] in
             var set = waiting
-            var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)  // to notice the uninstall
+            var now = timespec(tv_sec: 0, tv_nsec: 0)
             while !self.stopped.load(ordering: .acquiring) {
-                let number = sigtimedwait(&set, nil, &timeout)
-                guard number > 0 else { continue }
-                _ = self.signal.compareExchange(expected: 0, desired: number, ordering: .relaxed)
-                Self.anyReceived.store(true, ordering: .releasing)
-                cancel()
+                // Taken and recorded in one step under the lock, never waiting while holding it:
+                // a look every 10 ms (a wait inside `sigtimedwait` would take the signal off the
+                // pending set before it could be recorded).
+                let taken = Self.taking.withLock { _ -> Bool in
+                    let number = sigtimedwait(&set, nil, &now)
+                    guard number > 0 else { return false }
+                    _ = self.signal.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+                    Self.anyReceived.store(true, ordering: .releasing)
+                    return true
+                }
+                if taken { cancel() } else { usleep(10_000) }
             }
         }
     }
 
-    /// Stops taking signals (the waiting thread ends within 0.1 s).
+    /// Stops taking signals (the waiting thread ends within 10 ms).
     func uninstall() {
         self.stopped.store(true, ordering: .releasing)
     }

@@ -87,7 +87,7 @@ final class Download {
             mirrors: MirrorList(urls: urls, hashedCount: hashed.count),
             pin: job.pin,
             requests: self.requests,
-            placement: Placement(destination: job.destination, replaces: true)
+            placement: Placement(destination: job.destination, replaces: true, stopRequested: options.stopRequested)
         )
     }
 
@@ -134,7 +134,13 @@ final class Download {
     }
 
     /// Where verified bytes go (a name the server chose never replaces a file).
-    var placement: Placement { Placement(destination: self.destination, replaces: !self.serverNamed) }
+    var placement: Placement {
+        Placement(
+            destination: self.destination,
+            replaces: !self.serverNamed,
+            stopRequested: self.requester.options.stopRequested
+        )
+    }
 
     /// Asks each source in turn; the digest of the file once one placed it.
     /// - Throws: What the last source, the mirrors, threw; a local failure or a cancellation

@@ -10,6 +10,8 @@ struct Placement: Sendable {
     let destination: String
     /// `false` when the server chose the name (`Content-Disposition`): an existing file stays.
     let replaces: Bool
+    /// ``FetchOptions/stopRequested``: asked after the `fsync`, just before the rename.
+    var stopRequested: (@Sendable () -> Bool)? = nil
 
     /// Places `file`, open at `path` and verified, at the destination: its usual mode (it was
     /// private while unverified), `modificationTime` (seconds since the epoch) when given,
@@ -25,6 +27,9 @@ struct Placement: Sendable {
                 .fileIO,
                 "\(path) was replaced while pinfetch wrote it: nothing was renamed onto \(self.destination)"
             )
+        }
+        if let stop = self.stopRequested, stop() {
+            throw PinFetchError(.cancelled, "\(self.destination): stopped before it was placed")
         }
         if self.replaces {
             try FileSystem.renameDurably(path, to: self.destination)

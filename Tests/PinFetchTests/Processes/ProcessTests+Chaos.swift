@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import Synchronization
 import Testing
 
 @testable import PinFetch
@@ -217,6 +218,45 @@ extension ProcessTests {
                     let ended = try await child.wait(timeout: .seconds(10))  // 1 MiB at 50 KiB/s: 20 s
                     let early = "after \(Double(step) / 4) ms: \(ended)"
                     #expect(ended == .exited(130) || ended == .signalled(SIGINT), "\(early)")
+                }
+            }
+        }
+    }
+
+    /// Signal: SIGTERM or SIGINT while the GET waits for its answer, which then comes at once,
+    /// with three busy processes beside it: the thread that takes the signal may run after the
+    /// body came and was verified, so the download asks for pending signals itself before the
+    /// rename. Each run ends with 130/143 and nothing placed.
+    @Test func `a stop signal while the answer is held is never lost under load`() async throws {
+        let release = Mutex<Bool>(false)
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.b)) { server in
+            server.handler = { _, _ in
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !release.withLock({ $0 }), ContinuousClock.now < deadline { usleep(1000) }
+                return nil  // the resource, at once
+            }
+            try await withTemporaryDirectory { directory in
+                let busy = try (0..<3).map { index in
+                    try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], logs: "\(directory)/busy\(index)")
+                }
+                defer { for process in busy { process.stop() } }
+                for step in 0..<20 {
+                    release.withLock { $0 = false }
+                    let asked = server.getRequests.count
+                    let output = "\(directory)/o\(step)"
+                    let child = try ChildProcess(
+                        try EndToEndTests.pinfetchExecutable(),
+                        EndToEndTests.quiet + ["-o", output, server.url()],
+                        logs: "\(directory)/log\(step)"
+                    )
+                    defer { child.stop() }
+                    try await Self.waitUntil("the GET", child) { server.getRequests.count > asked }
+                    let stop = step % 2 == 0 ? SIGTERM : SIGINT
+                    child.signal(stop)
+                    release.withLock { $0 = true }
+                    let ended = try await child.wait(timeout: .seconds(30))
+                    #expect(ended == .exited(128 + stop), "run \(step): \(child.transcript)")
+                    #expect(!FileManager.default.fileExists(atPath: output), "run \(step)")
                 }
             }
         }
