@@ -79,10 +79,12 @@ extension TemporaryDirectory {
     static let markText = Array("a temporary directory of pinfetch, removed when no process holds it\n".utf8)
 
     /// Removes the directories `<base>/<prefix>*` that runs killed without a chance to clean up
-    /// left: only a directory (never a link) this user owns, holding pinfetch's mark
-    /// (``markName``), untouched for ``abandonedAfter`` seconds, whose lock
-    /// (``HeldTemporaryDirectory``) no process holds; it is removed while this process holds
-    /// that lock.
+    /// left: only a directory (never a link) this user owns, of mode 0700 as `mkdtemp` makes it,
+    /// holding pinfetch's mark (``markName``) and otherwise only what one download leaves (a
+    /// file and its sidecars, regular files all: ``holdsOnlyOneDownload(_:)``), untouched for
+    /// ``abandonedAfter`` seconds, whose lock (``HeldTemporaryDirectory``) no process holds; it
+    /// is removed while this process holds that lock. A directory with anything else in it is
+    /// left as it is: what it holds is not provably pinfetch's.
     /// - Returns: The paths removed, with the bytes of the regular files each held.
     package static func collectAbandoned(prefix: String) -> [(path: String, bytes: Int64)] {
         let base = Self.base
@@ -92,7 +94,8 @@ extension TemporaryDirectory {
         for name in names.sorted() where name.hasPrefix(prefix) {
             let path = "\(base)/\(name)"
             var info = stat()
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_mode & 0o7777 == 0o700,
+                info.st_uid == geteuid(),
                 now - (Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9) >= Self.abandonedAfter
             else { continue }
             let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -101,7 +104,7 @@ extension TemporaryDirectory {
             var opened = stat()
             // The lock is on the directory that was looked at, not one put in its place since.
             guard fstat(descriptor, &opened) == 0, opened.st_ino == info.st_ino, opened.st_dev == info.st_dev,
-                Self.isMarked(path), flock(descriptor, LOCK_EX | LOCK_NB) == 0
+                Self.isMarked(path), Self.holdsOnlyOneDownload(path), flock(descriptor, LOCK_EX | LOCK_NB) == 0
             else { continue }
             let bytes = Self.regularFileBytes(under: path)
             if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append((path, bytes)) }
@@ -116,6 +119,23 @@ extension TemporaryDirectory {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return false }
         return FileSystem.readSmallFile(path, limit: Self.markText.count + 1) == Self.markText
+    }
+
+    /// Whether `directory` holds, besides its mark, only regular files of one destination: a
+    /// name `N` and any of `N.part`, `N.part.state`, `N.part.state.tmp`, `N.part.lock` and
+    /// `N.part.cache` (``Sidecars``).
+    static func holdsOnlyOneDownload(_ directory: String) -> Bool {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return false }
+        let suffixes = [".part.state.tmp", ".part.state", ".part.lock", ".part.cache", ".part"]
+        var destination: String?
+        for name in names where name != Self.markName {
+            var info = stat()
+            guard lstat("\(directory)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+            let base = suffixes.first(where: { name.hasSuffix($0) }).map { String(name.dropLast($0.count)) } ?? name
+            guard !base.isEmpty, destination == nil || destination == base else { return false }
+            destination = base
+        }
+        return true
     }
 
     /// The bytes of the regular files under `directory`, links not followed.

@@ -87,7 +87,9 @@ extension ProcessTests {
     }
 
     /// A directory of the same name that pinfetch did not make (no mark, or a mark that is a
-    /// link) is the user's: neither the next `-o -` run nor `pinfetch gc` removes it, however old.
+    /// link), or one it made that holds something else too (a user's file beside a killed run's
+    /// partial) or was opened to others (mode 0777), is the user's: neither the next `-o -` run
+    /// nor `pinfetch gc` removes it, however old. One that holds only a killed run's files goes.
     @Test func `a directory named like a private directory but not pinfetch's is left alone`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
             try await withTemporaryDirectory { work in
@@ -101,8 +103,20 @@ extension ProcessTests {
                     atPath: linked + "/" + TemporaryDirectory.markName,
                     withDestinationPath: work + "/mark"
                 )
-                try Self.backdate(unmarked, by: 3600)
-                try Self.backdate(linked, by: 3600)
+                var planted = [unmarked, linked]
+                for (name, mode, files) in [
+                    ("mine03", 0o700, ["file.part", "notes.txt"]), ("mine04", 0o777, ["file.part"]),
+                    ("gone05", 0o700, ["file.part", "file.part.state"]),
+                ] {
+                    let marked = try EndToEndTests.makeDirectory(temporary + "/pinfetch-stdout-" + name)
+                    try Data(TemporaryDirectory.markText).write(
+                        to: URL(filePath: marked + "/" + TemporaryDirectory.markName)
+                    )
+                    for file in files { try Data("x".utf8).write(to: URL(filePath: marked + "/" + file)) }
+                    #expect(chmod(marked, mode_t(mode)) == 0)
+                    planted.append(marked)
+                }
+                for directory in planted { try Self.backdate(directory, by: 3600) }
                 let run = try self.startPinfetch(
                     ["-o", "-", server.url()],
                     logs: work + "/run",
@@ -116,7 +130,13 @@ extension ProcessTests {
                     environment: environment
                 )
                 #expect(try await gc.wait(timeout: .seconds(60)) == .exited(0), "\(gc.transcript)")
-                #expect(listing(temporary) == ["pinfetch-stdout-mine01", "pinfetch-stdout-mine02"])
+                #expect(
+                    listing(temporary) == [
+                        "pinfetch-stdout-mine01", "pinfetch-stdout-mine02", "pinfetch-stdout-mine03",
+                        "pinfetch-stdout-mine04",
+                    ]
+                )
+                #expect(contents(temporary + "/pinfetch-stdout-mine03/notes.txt") == Array("x".utf8))
                 #expect(contents(unmarked + "/notes.txt") == Array("the user's notes".utf8))
             }
         }
