@@ -64,6 +64,17 @@ struct ObjectStoreDigestTests {
             headers: [("x-amz-checksum-sha256", sha256Base64), ("x-amz-checksum-sha256", sha256Base64)],
             failure: nil
         ),
+        // The same joined on one line, as a proxy may send repeated fields.
+        Case(
+            headers: [("x-amz-checksum-sha256", "\(sha256Base64), \(otherSHA256Base64)")],
+            failure: .digestMismatch,
+            says: "gives two different"
+        ),
+        Case(
+            headers: [("x-amz-checksum-sha256", "\(otherSHA256Base64),\(otherSHA256Base64)")],
+            failure: .digestMismatch
+        ),
+        Case(headers: [("x-amz-checksum-sha256", "\(sha256Base64), \(sha256Base64)")], failure: nil),
         // Two fields, or one key twice, that state different digests: the server contradicts itself.
         Case(
             headers: [("Repr-Digest", "sha-256=:\(sha256Base64):"), ("x-amz-checksum-sha256", otherSHA256Base64)],
