@@ -9,8 +9,9 @@ import FoundationEssentials
 /// libcurl 7.88 matches the list itself, but compares an IPv6 address as text (so
 /// `0:0:0:0:0:0:0:1`, `::0:1`, `::1/128` and `[::1]` miss `http://[::1]/`) and a name with
 /// non-ASCII letters not as typed. Each request's host is therefore matched here too
-/// (``bypasses(host:)``): addresses by their bytes, names by their lower-cased Unicode form as
-/// typed; a match sends the request without a proxy. What libcurl still gets (``text``) has
+/// (``bypasses(host:)``): addresses by their bytes, names by their lower-cased Unicode form (an
+/// `xn--` label decoded, ``Punycode``, so `bücher.example` and `xn--bcher-kva.example` are one
+/// name either way round); a match sends the request without a proxy. What libcurl still gets (``text``) has
 /// IPv6 literals without brackets, for the hosts it resolves on its own.
 package struct ProxyBypassList: Sendable, Hashable {
     /// The list as libcurl is given it (`CURLOPT_NOPROXY`).
@@ -35,7 +36,7 @@ package struct ProxyBypassList: Sendable, Hashable {
             } else if let address = Self.address(entry) {
                 entries.append(address)
             } else {
-                let name = Self.trimmingDots(entry.lowercased())
+                let name = Self.trimmingDots(Punycode.unicodeName(entry).lowercased())
                 if !name.isEmpty { entries.append(.name(name)) }
             }
         }
@@ -47,7 +48,7 @@ package struct ProxyBypassList: Sendable, Hashable {
     package func bypasses(host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let address = Self.bytes(of: bare)
-        let name = Self.trimmingDots((Text.percentDecoded(bare) ?? bare).lowercased())
+        let name = Self.trimmingDots(Punycode.unicodeName(Text.percentDecoded(bare) ?? bare).lowercased())
         return self.entries.contains { entry in
             switch entry {
             case .everyHost: true

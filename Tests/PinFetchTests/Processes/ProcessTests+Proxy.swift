@@ -105,7 +105,7 @@ extension ProcessTests {
     /// (and, here, finds no such host), the proxy is never asked.
     @Test(arguments: [
         ("bücher.example", "http://bücher.example/file"), (".BÜCHER.example", "http://bücher.example/file"),
-        ("bücher.example", "http://b%C3%BCcher.example/file"),
+        ("bücher.example", "http://b%C3%BCcher.example/file"), ("bücher.example", "http://xn--bcher-kva.example/file"),
     ])
     func `an internationalized name in --noproxy goes around the proxy`(entry: String, url: String) async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { proxy in
