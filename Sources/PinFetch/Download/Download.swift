@@ -152,7 +152,8 @@ final class Download {
             placement: self.placement,
             requester: self.requester,
             easy: self.requests.easy,
-            cache: self.mirrorSource.cache
+            cache: self.mirrorSource.cache,
+            originLength: { [requests] in requests.probe(0)?.length }
         )
         for source in self.sources {
             let answer = try source.place(context)

@@ -25,12 +25,15 @@ struct RemoteCacheSource: Source {
         try SidecarOwnership.checkCachePlacement(context.sidecars)
         let placed = try PartialFile(path: path, fresh: true, partialOf: context.sidecars.destination)
         defer { try? FileSystem.remove(path) }  // gone once renamed; else nothing stays behind
-        let reader = BlobReader(
-            partial: placed,
-            algorithm: pin.algorithm,
-            limit: options.maximumFileSize,
-            timeout: options.remoteCacheTimeout
-        ) { control.isCancelled }
+        let makeReader = { (origin: BlobReader.Origin) in
+            BlobReader(
+                partial: placed,
+                algorithm: pin.algorithm,
+                limit: options.maximumFileSize,
+                timeout: options.remoteCacheTimeout,
+                origin: origin
+            ) { control.isCancelled }
+        }
         var request = TransferRequest(
             url: url.wireText,
             method: .get,
@@ -45,7 +48,14 @@ struct RemoteCacheSource: Source {
         // take half of what --max-time leaves at most: the mirrors get the rest.
         request.minimumRate = 16 << 10
         request.timeout = requester.deadline.remaining.map { max(0.001, $0 / 2) }
-        let outcome = try context.easy.perform(request, delegate: reader)
+        var reader = makeReader(.notAsked)
+        var outcome = try context.easy.perform(request, delegate: reader)
+        if reader.needsOrigin {
+            // A large blob: asked again once the origin's HEAD told its length (advisory: none
+            // known, and the blob is taken as before).
+            reader = makeReader(.asked(length: context.originLength()))
+            outcome = try context.easy.perform(request, delegate: reader)
+        }
         var answer = SourceAnswer(outcome: .passed, receivedBytes: reader.written)
         if control.isCancelled { throw PinFetchError(.cancelled, "\(context.destination): cancelled") }
         if let failure = reader.localFailure { throw failure }
@@ -179,16 +189,31 @@ struct RemoteCacheSource: Source {
 /// `timeout + t` seconds after its head, at least `t` seconds' worth of bytes at that rate (or
 /// all of it) must have come. A blob that trickles just above the stall floor is so given up
 /// seconds after the timeout, whatever length it announced (a rule by the announced length
-/// alone let `Content-Length: 10^9` at 40 kB/s hold the fetch for 16 minutes).
+/// alone let `Content-Length: 10^9` at 40 kB/s hold the fetch for 16 minutes). A blob over
+/// ``checkedAbove`` bytes is taken only when its length is the origin's (its `HEAD`): a cache
+/// that announces 10 GB for a pinned file would otherwise fill the disk at loopback speed.
 final class BlobReader: TransferDelegate {
     /// Bytes per second a blob must keep up with, after the first timeout's worth of seconds.
     static let slowestRate: Int64 = 1 << 20
+    /// Bytes above which a blob's length is compared with the origin's.
+    static let checkedAbove: Int64 = 16 << 20
+
+    /// What the origin said of the file's length.
+    enum Origin {
+        /// Not asked yet: a blob over ``checkedAbove`` stops after its head (``needsOrigin``).
+        case notAsked
+        /// Asked: its `HEAD`'s length, `nil` when it gave none.
+        case asked(length: Int64?)
+    }
 
     let partial: PartialFile
     let digest: RunningDigest
     let limit: Int64?
     /// Seconds of grace before the blob must keep up with ``slowestRate``.
     let timeout: Double
+    let origin: Origin
+    /// Set when the blob is over ``checkedAbove`` and the origin was not asked yet.
+    private(set) var needsOrigin = false
     private(set) var written: Int64 = 0
     private(set) var overLimit = false
     /// Set when the blob fell behind ``slowestRate`` after the grace.
@@ -205,12 +230,14 @@ final class BlobReader: TransferDelegate {
         algorithm: HashAlgorithm,
         limit: Int64?,
         timeout: Double,
+        origin: Origin,
         cancelled: @escaping @Sendable () -> Bool
     ) {
         self.partial = partial
         self.digest = RunningDigest(algorithm: algorithm)
         self.limit = limit
         self.timeout = timeout
+        self.origin = origin
         self.cancelled = cancelled
     }
 
@@ -235,6 +262,17 @@ final class BlobReader: TransferDelegate {
         if let free = self.partial.freeBytes(), length > free {
             self.refusal = "a blob of \(length) bytes, more than the \(free) free beside the destination"
             return false
+        }
+        if length > Self.checkedAbove {
+            switch self.origin {
+            case .notAsked:
+                self.needsOrigin = true
+                return false
+            case .asked(let known?) where known != length:
+                self.refusal = "a blob of \(length) bytes, where the origin announces \(known)"
+                return false
+            case .asked: break
+            }
         }
         self.start = .now
         return true

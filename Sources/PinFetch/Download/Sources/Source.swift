@@ -28,6 +28,9 @@ struct SourceContext {
     let easy: EasyHandle
     /// The local cache, when the caller chose one (``FetchOptions/cacheDirectory``).
     let cache: DigestCache?
+    /// The file's length in bytes as its first mirror's `HEAD` says it (asked at the first call,
+    /// advisory, and kept for the resume decision), `nil` when it says none.
+    let originLength: () -> Int64?
     /// Body bytes the sources asked so far received (for the progress meter).
     var receivedBefore: Int64 = 0
 
