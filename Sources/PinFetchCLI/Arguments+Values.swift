@@ -195,11 +195,20 @@ extension Arguments {
     /// The private copies of piped inputs (``readableFile(_:for:)``), kept while the process lives.
     private static let privateCopies = Mutex<[PrivateCopy]>([])
 
-    /// `path` when it names a readable PEM file with no encrypted key in it: pinfetch never asks
-    /// for a passphrase (OpenSSL would, on the terminal, and wait).
-    static func unencryptedPEM(_ path: String, for option: String) throws(ArgumentError) -> String {
+    /// `path` when it names a readable PEM file holding a block of `kind` and no encrypted key:
+    /// pinfetch never asks for a passphrase (OpenSSL would, on the terminal, and wait).
+    static func unencryptedPEM(
+        _ path: String,
+        for option: String,
+        holding kind: PEMKind
+    ) throws(ArgumentError) -> String {
         let file = try Self.readableFile(path, for: option)
         let text = String(decoding: (try? InputFile.contents(of: file, limit: 1 << 20)) ?? [], as: UTF8.self)
+        // A file that is no PEM of that kind (a DER file, an empty pipe read twice) fails here,
+        // not in the handshake of a later request.
+        guard text.contains(kind.marker) else {
+            throw .refused(option: option, reason: "\(path) holds no PEM \(kind.rawValue)")
+        }
         guard !text.contains("ENCRYPTED") else {
             throw .refused(
                 option: option,
@@ -208,6 +217,15 @@ extension Arguments {
             )
         }
         return file
+    }
+
+    /// What a PEM file for `--cert` or `--key` must hold.
+    enum PEMKind: String {
+        case certificate
+        case privateKey = "private key"
+
+        /// The text every PEM block of the kind has (`BEGIN PRIVATE KEY`, `BEGIN RSA PRIVATE KEY`…).
+        var marker: String { self == .certificate ? "-----BEGIN CERTIFICATE-----" : " PRIVATE KEY-----" }
     }
 
     /// `path` when it names a readable file holding at least one PEM certificate.

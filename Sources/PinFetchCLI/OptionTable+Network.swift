@@ -94,14 +94,22 @@ extension OptionTable {
             .value(placeholder: "FILE"),
             help: ["client certificate (PEM, may hold the key)"]
         ) { arguments, option throws(ArgumentError) in
-            arguments.options.clientCertificateFile = try Arguments.unencryptedPEM(option.value, for: option.spelling)
+            arguments.options.clientCertificateFile = try Arguments.unencryptedPEM(
+                option.value,
+                for: option.spelling,
+                holding: .certificate
+            )
         },
         OptionSpec(
             "--key",
             .value(placeholder: "FILE"),
             help: ["its private key (PEM)"]
         ) { arguments, option throws(ArgumentError) in
-            arguments.options.clientKeyFile = try Arguments.unencryptedPEM(option.value, for: option.spelling)
+            arguments.options.clientKeyFile = try Arguments.unencryptedPEM(
+                option.value,
+                for: option.spelling,
+                holding: .privateKey
+            )
         },
         OptionSpec(
             "--proxy",

@@ -164,9 +164,42 @@ struct CredentialTests {
                 logs: "\(directory)/openssl"
             )
             #expect(made.termination == .exited(0))
-            let run = await runCLI(Self.quiet + ["--cert", key, "-o", "\(directory)/o", "https://127.0.0.1:9/x"])
+            // A --cert file that holds the key too (the certificate's block is only a marker here).
+            let combined = "\(directory)/combined.pem"
+            let certificate = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+            try Data(Array(certificate.utf8) + (contents(key) ?? [])).write(to: URL(filePath: combined))
+            let run = await runCLI(Self.quiet + ["--cert", combined, "-o", "\(directory)/o", "https://127.0.0.1:9/x"])
             #expect(run.status == 2)
             #expect(run.standardError.contains("never asks for a passphrase"), "\(run.standardError)")
+        }
+    }
+
+    /// User input: a --cert or --key file that is no PEM of its kind (DER bytes, a key given as
+    /// the certificate, one pipe read for both) is bad input at once, not a handshake failure later.
+    @Test func `a --cert or --key that holds no PEM of its kind is bad input`() async throws {
+        try await withTemporaryDirectory { directory in
+            let certificate = "\(directory)/cert.pem"
+            let key = "\(directory)/key.pem"
+            let binary = "\(directory)/cert.der"
+            try Data("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8)
+                .write(to: URL(filePath: certificate))
+            try Data("-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n".utf8).write(
+                to: URL(filePath: key)
+            )
+            try Data([0x30, 0x82, 0x01, 0x0A]).write(to: URL(filePath: binary))
+            for (arguments, says) in [
+                (["--cert", binary], "\(binary) holds no PEM certificate"),
+                (["--cert", key], "\(key) holds no PEM certificate"),
+                (["--cert", certificate, "--key", certificate], "\(certificate) holds no PEM private key"),
+            ] {
+                let run = await runCLI(Self.quiet + arguments + ["-o", "\(directory)/o", "https://127.0.0.1:9/x"])
+                #expect(run.status == 2, "\(arguments)")
+                #expect(run.standardError.contains(says), "\(run.standardError)")
+            }
+            let accepted = await runCLI(
+                Self.quiet + ["--cert", certificate, "--key", key, "--dry-run", "https://127.0.0.1:9/x"]
+            )
+            #expect(!accepted.standardError.contains("holds no PEM"), "\(accepted.standardError)")
         }
     }
 
