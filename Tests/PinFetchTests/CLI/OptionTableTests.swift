@@ -29,7 +29,11 @@ struct OptionTableTests {
             atomically: true,
             encoding: .utf8
         )
-        try "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n".write(
+        // A certificate with its key in one file, as --cert takes it.
+        let pair =
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+            + "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
+        try pair.write(
             toFile: clientPEM,
             atomically: true,
             encoding: .utf8
