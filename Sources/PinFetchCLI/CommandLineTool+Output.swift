@@ -45,7 +45,7 @@ extension CommandLineTool {
             if closed.contains(1) {
                 bytes = { (_: UnsafeRawBufferPointer) -> Int32 in Glibc.EBADF }
             } else {
-                bytes = Self.writeAll(to: 1)
+                bytes = Self.writeAll(to: 1, stoppable: true)
             }
             return Output(
                 standardOutput: { text in
@@ -85,9 +85,14 @@ extension CommandLineTool {
         }
 
         /// `write(2)` to `descriptor` until all bytes are out (`SIGPIPE` must be ignored, as
-        /// `main` does, for `EPIPE` to come back instead).
-        public static func writeAll(to descriptor: Int32) -> BinaryWriter {
-            { bytes in
+        /// `main` does, for `EPIPE` to come back instead). A `stoppable` writer (the bytes of
+        /// `-o -`) is a ``StoppableWriter``: a stop signal ends it, never a reader that stopped.
+        public static func writeAll(to descriptor: Int32, stoppable: Bool = false) -> BinaryWriter {
+            if stoppable {
+                let writer = StoppableWriter(descriptor: descriptor)
+                return { bytes in writer.write(bytes) }
+            }
+            return { bytes in
                 var offset = 0
                 while offset < bytes.count {
                     let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)

@@ -63,6 +63,13 @@ struct StandardOutputDelivery {
                 return shown
             }
             let code = write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            if code == ECANCELED {
+                shown.error = PinFetchError(
+                    .cancelled,
+                    "stopped while writing to standard output, after \(written) of \(result.bytes) bytes"
+                )
+                return shown
+            }
             guard code == 0 else {
                 let why = code == EPIPE ? "the reader closed the pipe" : String(cString: strerror(code))
                 shown.error = PinFetchError(.fileIO, "standard output took \(written) of \(result.bytes) bytes: \(why)")
