@@ -6,6 +6,10 @@
 #include <openssl/md5.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 /// Initializes libcrypto without its atexit cleanup. Threads that used OpenSSL run its
 /// thread-local destructors when they end; if `exit` has already freed OpenSSL's state from

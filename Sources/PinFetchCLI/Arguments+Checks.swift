@@ -84,11 +84,20 @@ extension Arguments {
 
     /// Options that say the same thing two ways, or need another.
     /// - Throws: ``ArgumentError/conflict(_:)`` for `-o` with `--content-disposition`, `--key`
-    ///   without `--cert`, and `-v` with `-q`.
+    ///   without `--cert`, and `-v` with `-q`; ``ArgumentError/refused(option:reason:)`` for a
+    ///   `--cert` file without a private key and no `--key` (the handshake would fail on it).
     func checkExclusiveOptions() throws(ArgumentError) {
         if self.output != nil, self.contentDisposition { throw .conflict(.outputAndContentDisposition) }
         if self.options.clientKeyFile != nil, self.options.clientCertificateFile == nil {
             throw .conflict(.keyWithoutCertificate)
+        }
+        if let certificate = self.options.clientCertificateFile, self.options.clientKeyFile == nil,
+            !PEMFile.holdsPrivateKey((try? InputFile.contents(of: certificate, limit: 1 << 20)) ?? [])
+        {
+            throw .refused(
+                option: "--cert",
+                reason: "\(certificate) holds no private key OpenSSL can read: give it in the file or with --key"
+            )
         }
         if self.verbose, self.quiet { throw .conflict(.verboseAndQuiet) }
     }

@@ -195,17 +195,19 @@ extension Arguments {
     /// The private copies of piped inputs (``readableFile(_:for:)``), kept while the process lives.
     private static let privateCopies = Mutex<[PrivateCopy]>([])
 
-    /// `path` when it names a readable PEM file holding a block of `kind` and no encrypted key:
-    /// pinfetch never asks for a passphrase (OpenSSL would, on the terminal, and wait).
+    /// `path` when it names a readable PEM file holding a block of `kind` that OpenSSL reads
+    /// (``PEMFile``) and no encrypted key: pinfetch never asks for a passphrase (OpenSSL would, on
+    /// the terminal, and wait).
     static func unencryptedPEM(
         _ path: String,
         for option: String,
         holding kind: PEMKind
     ) throws(ArgumentError) -> String {
         let file = try Self.readableFile(path, for: option)
-        let text = String(decoding: (try? InputFile.contents(of: file, limit: 1 << 20)) ?? [], as: UTF8.self)
-        // A file that is no PEM of that kind (a DER file, an empty pipe read twice) fails here,
-        // not in the handshake of a later request.
+        let bytes = (try? InputFile.contents(of: file, limit: 1 << 20)) ?? []
+        let text = String(decoding: bytes, as: UTF8.self)
+        // A file that is no PEM of that kind (a DER file, a BEGIN line over junk, an empty pipe
+        // read twice) fails here, not in the handshake of a later request.
         guard text.contains(kind.marker) else {
             throw .refused(option: option, reason: "\(path) holds no PEM \(kind.rawValue)")
         }
@@ -215,6 +217,10 @@ extension Arguments {
                 reason: "\(path) holds an encrypted key, and pinfetch never asks for a passphrase; "
                     + "give it decrypted (openssl pkey -in KEY -out KEY.pem), kept private"
             )
+        }
+        let readable = kind == .certificate ? PEMFile.certificateCount(in: bytes) > 0 : PEMFile.holdsPrivateKey(bytes)
+        guard readable else {
+            throw .refused(option: option, reason: "\(path) holds no \(kind.rawValue) OpenSSL can read (PEM)")
         }
         return file
     }
@@ -235,6 +241,9 @@ extension Arguments {
             String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----")
         else {
             throw .refused(option: option, reason: "\(path) holds no PEM certificate")
+        }
+        guard PEMFile.certificateCount(in: pem) > 0 else {
+            throw .refused(option: option, reason: "\(path) holds no certificate OpenSSL can read (PEM)")
         }
         return file
     }

@@ -175,31 +175,44 @@ struct CredentialTests {
     }
 
     /// User input: a --cert or --key file that is no PEM of its kind (DER bytes, a key given as
-    /// the certificate, one pipe read for both) is bad input at once, not a handshake failure later.
-    @Test func `a --cert or --key that holds no PEM of its kind is bad input`() async throws {
+    /// the certificate, a BEGIN line over junk, one pipe read for both, a certificate without its
+    /// key) is bad input at once, not a handshake failure later. OpenSSL reads what is taken.
+    @Test func `a --cert or --key that OpenSSL cannot read as its kind is bad input`() async throws {
         try await withTemporaryDirectory { directory in
             let certificate = "\(directory)/cert.pem"
             let key = "\(directory)/key.pem"
+            let pair = "\(directory)/pair.pem"
             let binary = "\(directory)/cert.der"
-            try Data("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8)
-                .write(to: URL(filePath: certificate))
-            try Data("-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n".utf8).write(
-                to: URL(filePath: key)
-            )
+            let junkCertificate = "\(directory)/junk-cert.pem"
+            let junkKey = "\(directory)/junk-key.pem"
+            try Data(Fixtures.certificatePEM.utf8).write(to: URL(filePath: certificate))
+            try Data(Fixtures.privateKeyPEM.utf8).write(to: URL(filePath: key))
+            try Data((Fixtures.certificatePEM + Fixtures.privateKeyPEM).utf8).write(to: URL(filePath: pair))
             try Data([0x30, 0x82, 0x01, 0x0A]).write(to: URL(filePath: binary))
+            try Data("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".utf8)
+                .write(to: URL(filePath: junkCertificate))
+            try Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8)
+                .write(to: URL(filePath: junkKey))
             for (arguments, says) in [
                 (["--cert", binary], "\(binary) holds no PEM certificate"),
                 (["--cert", key], "\(key) holds no PEM certificate"),
                 (["--cert", certificate, "--key", certificate], "\(certificate) holds no PEM private key"),
+                (
+                    ["--cert", junkCertificate, "--key", key],
+                    "\(junkCertificate) holds no certificate OpenSSL can read"
+                ),
+                (["--cert", certificate, "--key", junkKey], "\(junkKey) holds no private key OpenSSL can read"),
+                (["--cert", certificate], "\(certificate) holds no private key OpenSSL can read: give it"),
+                (["--cacert", junkCertificate], "\(junkCertificate) holds no certificate OpenSSL can read"),
             ] {
                 let run = await runCLI(Self.quiet + arguments + ["-o", "\(directory)/o", "https://127.0.0.1:9/x"])
                 #expect(run.status == 2, "\(arguments)")
                 #expect(run.standardError.contains(says), "\(run.standardError)")
             }
-            let accepted = await runCLI(
-                Self.quiet + ["--cert", certificate, "--key", key, "--dry-run", "https://127.0.0.1:9/x"]
-            )
-            #expect(!accepted.standardError.contains("holds no PEM"), "\(accepted.standardError)")
+            for arguments in [["--cert", certificate, "--key", key], ["--cert", pair], ["--cacert", certificate]] {
+                let accepted = await runCLI(Self.quiet + arguments + ["--dry-run", "https://127.0.0.1:9/x"])
+                #expect(!accepted.standardError.contains("holds no"), "\(arguments): \(accepted.standardError)")
+            }
         }
     }
 

@@ -24,16 +24,13 @@ struct OptionTableTests {
         let certificate = "\(directory)/ca.pem"
         let clientPEM = "\(directory)/client.pem"
         let netrc = "\(directory)/netrc"
-        try "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".write(
+        try Fixtures.certificatePEM.write(
             toFile: certificate,
             atomically: true,
             encoding: .utf8
         )
         // A certificate with its key in one file, as --cert takes it.
-        let pair =
-            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
-            + "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
-        try pair.write(
+        try (Fixtures.certificatePEM + Fixtures.privateKeyPEM).write(
             toFile: clientPEM,
             atomically: true,
             encoding: .utf8

@@ -1,0 +1,46 @@
+internal import COpenSSL
+
+/// What a PEM file for TLS holds, as OpenSSL reads it (`PEM_read_bio_X509`,
+/// `PEM_read_bio_PrivateKey`): `--cacert`, `--cert` and `--key` are checked when the option is
+/// read, so a file that only looks like PEM (a `BEGIN` line over junk, no `END` line) is bad
+/// input at once (exit 2) instead of a failed handshake on the first HTTPS request.
+package enum PEMFile {
+    /// How many certificates OpenSSL reads from `bytes` before the first block that is not one.
+    package static func certificateCount(in bytes: [UInt8]) -> Int {
+        Self.withBIO(bytes, otherwise: 0) { bio in
+            var count = 0
+            while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
+                X509_free(certificate)
+                count += 1
+            }
+            return count
+        }
+    }
+
+    /// Whether OpenSSL reads an unencrypted private key from `bytes` (any of the PEM forms:
+    /// `PRIVATE KEY`, `RSA PRIVATE KEY`, `EC PRIVATE KEY`). The passphrase given is the empty
+    /// one, so an encrypted key is not read, and OpenSSL never asks on the terminal.
+    package static func holdsPrivateKey(_ bytes: [UInt8]) -> Bool {
+        Self.withBIO(bytes, otherwise: false) { bio in
+            let key = "".withCString { empty in
+                PEM_read_bio_PrivateKey(bio, nil, nil, UnsafeMutableRawPointer(mutating: empty))
+            }
+            guard let key else { return false }
+            EVP_PKEY_free(key)
+            return true
+        }
+    }
+
+    /// `body` with a memory BIO over `bytes`; `otherwise` when none can be made. OpenSSL's
+    /// error queue is emptied after (a failed read leaves entries there).
+    private static func withBIO<T>(_ bytes: [UInt8], otherwise: T, _ body: (OpaquePointer) -> T) -> T {
+        bytes.withUnsafeBytes { buffer in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(clamping: buffer.count)) else { return otherwise }
+            defer {
+                BIO_free(bio)
+                ERR_clear_error()
+            }
+            return body(bio)
+        }
+    }
+}
