@@ -62,7 +62,7 @@ struct TransportSettings: Sendable {
             if self.clientKey == nil { self.clientKeyFile = keyFile }
         }
         self.proxy = options.proxy
-        // libcurl reads no_proxy itself when not told; it is read here so its list is normalized too.
+        // libcurl reads no_proxy itself when not told; it is read here and matched per request.
         let environment = ProcessInfo.processInfo.environment
         let bypass = options.noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
         self.noProxy = bypass.map(ProxyBypassList.init)
@@ -131,7 +131,7 @@ struct TransportSettings: Sendable {
         if let proxy = self.proxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROXY, proxy)) }
         if let list = self.noProxy {
             let bypassed = list.bypasses(host: ProxyBypassList.host(ofURL: url))
-            set(ccurl_easy_setopt_pointer(raw, CURLOPT_NOPROXY, bypassed ? "*" : list.text))
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_NOPROXY, bypassed ? "*" : ""))
         }
         if netrc, let file = self.netrc?.path ?? self.netrcFile {
             set(ccurl_easy_setopt_long(raw, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))

@@ -1,21 +1,21 @@
 import FoundationEssentials
 @preconcurrency import Glibc
 
-/// A `--noproxy` / `no_proxy` list, in curl's form: entries separated by commas (and spaces),
-/// each `*` (every host), a host name or domain (`example.com` and `.example.com` both match
-/// `example.com` and its subdomains), or an IPv4 or IPv6 address with an optional prefix length
-/// (`10.0.0.0/8`, `::1`, `[::1]`, `fe80::/10`).
+/// A `--noproxy` / `no_proxy` list, in curl's form: `*` alone (every host), or entries
+/// separated by commas (and spaces), each a host name or domain (`example.com` and
+/// `.example.com` both match `example.com` and its subdomains), or an IPv4 or IPv6 address with
+/// an optional prefix length (`10.0.0.0/8`, `::1`, `[::1]`, `fe80::/10`; a malformed one, such as
+/// `10.0.0.0/8x` or `::1/129`, matches nothing).
 ///
 /// libcurl 7.88 matches the list itself, but compares an IPv6 address as text (so
 /// `0:0:0:0:0:0:0:1`, `::0:1`, `::1/128` and `[::1]` miss `http://[::1]/`) and a name with
 /// non-ASCII letters not as typed. Each request's host is therefore matched here too
 /// (``bypasses(host:)``): addresses by their bytes, names by their lower-cased Unicode form (an
 /// `xn--` label decoded, ``Punycode``, so `bücher.example` and `xn--bcher-kva.example` are one
-/// name either way round); a match sends the request without a proxy. What libcurl still gets (``text``) has
-/// IPv6 literals without brackets, for the hosts it resolves on its own.
+/// name either way round); a match sends the request without a proxy. libcurl is never left to
+/// match the list itself (each request gets `CURLOPT_NOPROXY` `*` or empty): its own reading
+/// would take `10.0.0.0/8x` for `/8`.
 package struct ProxyBypassList: Sendable, Hashable {
-    /// The list as libcurl is given it (`CURLOPT_NOPROXY`).
-    package let text: String
     private let entries: [Entry]
 
     private enum Entry: Hashable {
@@ -27,13 +27,15 @@ package struct ProxyBypassList: Sendable, Hashable {
     }
 
     package init(_ list: String) {
-        self.text = Self.normalized(list)
+        // `*` means every host only as the whole list, as curl reads it (in `a,*` it is a name).
+        guard list.trimmingWhitespace() != "*" else {
+            self.entries = [.everyHost]
+            return
+        }
         var entries: [Entry] = []
         for token in list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
             let entry = String(token)
-            if entry == "*" {
-                entries.append(.everyHost)
-            } else if let address = Self.address(entry) {
+            if let address = Self.address(entry) {
                 entries.append(address)
             } else {
                 let name = Self.trimmingDots(Punycode.unicodeName(entry).lowercased())
@@ -75,16 +77,20 @@ package struct ProxyBypassList: Sendable, Hashable {
         return String(host)
     }
 
-    /// An address entry (`::1`, `[::1]`, `10.0.0.0/8`, `[fe80::]/10`, `[::1]:8080`), or `nil`.
+    /// An address entry (`::1`, `[::1]`, `10.0.0.0/8`, `[fe80::]/10`, `[::1]:8080`), or `nil`
+    /// (then a name, which matches no address: so does a malformed prefix length).
     private static func address(_ entry: String) -> Entry? {
         var text = Substring(entry)
         var bits: Int?
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
             let rest = text[text.index(after: close)...]
             text = text[text.index(after: text.startIndex)..<close]
-            if rest.hasPrefix("/") { bits = Int(rest.dropFirst()) }  // a port (`:8080`) means nothing here
+            if rest.hasPrefix("/") {  // a port (`:8080`) means nothing here
+                guard let number = Self.prefixLength(rest.dropFirst()) else { return nil }
+                bits = number
+            }
         } else if let slash = text.firstIndex(of: "/") {
-            guard let number = Int(text[text.index(after: slash)...]) else { return nil }
+            guard let number = Self.prefixLength(text[text.index(after: slash)...]) else { return nil }
             bits = number
             text = text[..<slash]
         }
@@ -93,6 +99,12 @@ package struct ProxyBypassList: Sendable, Hashable {
         let length = bits ?? width
         guard (0...width).contains(length) else { return nil }
         return .address(bytes, bits: length)
+    }
+
+    /// A prefix length: decimal digits only (`Int` would take `+8`).
+    private static func prefixLength(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 3, text.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+        return Int(text)
     }
 
     /// The bytes of an IPv4 (dotted quad) or IPv6 address in any of its spellings, or `nil`.
@@ -120,18 +132,5 @@ package struct ProxyBypassList: Sendable, Hashable {
         while trimmed.hasPrefix(".") { trimmed = trimmed.dropFirst() }
         while trimmed.hasSuffix(".") { trimmed = trimmed.dropLast() }
         return String(trimmed)
-    }
-
-    /// The list for libcurl: an IPv6 literal in brackets (`[::1]`, `[fe80::1]/64`) loses them,
-    /// since libcurl ignores the bracketed form; a port after one goes. Other entries are kept
-    /// as given.
-    static func normalized(_ list: String) -> String {
-        list.split(separator: ",", omittingEmptySubsequences: false).map { entry -> String in
-            let trimmed = entry.trimmingWhitespace()
-            guard trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") else { return String(entry) }
-            let address = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
-            let rest = trimmed[trimmed.index(after: close)...]
-            return String(address) + (rest.hasPrefix("/") ? String(rest) : "")
-        }.joined(separator: ",")
     }
 }

@@ -9,18 +9,20 @@ extension ResponseHead {
     /// the object was stored with that checksum (and the client asked, or the store always
     /// sends it). Only a full-object checksum counts: `x-amz-checksum-type` absent or
     /// `FULL_OBJECT`, and no `-N` part count after the base64 (a multipart upload's `COMPOSITE`
-    /// checksum is a digest of the parts' digests, not of the bytes). `nil` otherwise, and for a
-    /// value that is not 32 bytes of base64. Given twice with two values, on two lines or on one
+    /// checksum is a digest of the parts' digests, not of the bytes). `nil` otherwise, and when no
+    /// value is 32 bytes of base64 (such values are skipped). Given twice with two values, on two lines or on one
     /// joined with a comma (as a proxy may join repeated fields, RFC 9110 §5.3), it is
     /// ``contradiction``: the server contradicts itself, and no bytes can match.
     var amazonSHA256: [UInt8]? {
         if let type = self.value("x-amz-checksum-type"), type.uppercased() != "FULL_OBJECT" { return nil }
         var found: Set<[UInt8]> = []
         for line in self.values("x-amz-checksum-sha256") {
+            // A member that is no full-object checksum (a part count, not base64 of 32 bytes)
+            // checks nothing, and the others are still checked.
             for member in line.split(separator: ",") {
                 let value = member.trimmingWhitespace()
                 guard !value.contains("-"), let bytes = Data(base64Encoded: String(value)), bytes.count == 32 else {
-                    return nil
+                    continue
                 }
                 found.insert([UInt8](bytes))
             }

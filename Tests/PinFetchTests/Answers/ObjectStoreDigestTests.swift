@@ -75,6 +75,9 @@ struct ObjectStoreDigestTests {
             failure: .digestMismatch
         ),
         Case(headers: [("x-amz-checksum-sha256", "\(sha256Base64), \(sha256Base64)")], failure: nil),
+        // A member that is no full-object checksum checks nothing; the others still do.
+        Case(headers: [("x-amz-checksum-sha256", "\(otherSHA256Base64), not-base64!")], failure: .digestMismatch),
+        Case(headers: [("x-amz-checksum-sha256", "\(sha256Base64), \(otherSHA256Base64)-3")], failure: nil),
         // Two fields, or one key twice, that state different digests: the server contradicts itself.
         Case(
             headers: [("Repr-Digest", "sha-256=:\(sha256Base64):"), ("x-amz-checksum-sha256", otherSHA256Base64)],
