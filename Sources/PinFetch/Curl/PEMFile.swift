@@ -3,7 +3,8 @@ internal import COpenSSL
 /// What a PEM file for TLS holds, as OpenSSL reads it (`PEM_read_bio_X509`,
 /// `PEM_read_bio_PrivateKey`): `--cacert`, `--cert` and `--key` are checked when the option is
 /// read, so a file that only looks like PEM (a `BEGIN` line over junk, no `END` line) is bad
-/// input at once (exit 2) instead of a failed handshake on the first HTTPS request.
+/// input at once (exit 2) instead of a failed handshake on the first HTTPS request. OpenSSL is
+/// set up first as everywhere (``openSSLInitialized``): this may be its first use in the process.
 package enum PEMFile {
     /// How many certificates OpenSSL reads from `bytes` before the first block that is not one.
     package static func certificateCount(in bytes: [UInt8]) -> Int {
@@ -34,7 +35,8 @@ package enum PEMFile {
     /// `body` with a memory BIO over `bytes`; `otherwise` when none can be made. OpenSSL's
     /// error queue is emptied after (a failed read leaves entries there).
     private static func withBIO<T>(_ bytes: [UInt8], otherwise: T, _ body: (OpaquePointer) -> T) -> T {
-        bytes.withUnsafeBytes { buffer in
+        _ = openSSLInitialized  // first, without the atexit cleanup (it may be the first use of OpenSSL)
+        return bytes.withUnsafeBytes { buffer in
             guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(clamping: buffer.count)) else { return otherwise }
             defer {
                 BIO_free(bio)
