@@ -85,19 +85,30 @@ extension Arguments {
     /// Options that say the same thing two ways, or need another.
     /// - Throws: ``ArgumentError/conflict(_:)`` for `-o` with `--content-disposition`, `--key`
     ///   without `--cert`, and `-v` with `-q`; ``ArgumentError/refused(option:reason:)`` for a
-    ///   `--cert` file without a private key and no `--key` (the handshake would fail on it).
+    ///   `--cert` file without a private key and no `--key`, and a key that is not the
+    ///   certificate's (the handshake would fail on either).
     func checkExclusiveOptions() throws(ArgumentError) {
         if self.output != nil, self.contentDisposition { throw .conflict(.outputAndContentDisposition) }
         if self.options.clientKeyFile != nil, self.options.clientCertificateFile == nil {
             throw .conflict(.keyWithoutCertificate)
         }
-        if let certificate = self.options.clientCertificateFile, self.options.clientKeyFile == nil,
-            !PEMFile.holdsPrivateKey((try? InputFile.contents(of: certificate, limit: 1 << 20)) ?? [])
-        {
-            throw .refused(
-                option: "--cert",
-                reason: "\(certificate) holds no private key OpenSSL can read: give it in the file or with --key"
-            )
+        if let certificate = self.options.clientCertificateFile {
+            let bytes = (try? InputFile.contents(of: certificate, limit: 1 << 20)) ?? []
+            let keyFile = self.options.clientKeyFile
+            let key = keyFile.map { (try? InputFile.contents(of: $0, limit: 1 << 20)) ?? [] } ?? bytes
+            if keyFile == nil, !PEMFile.holdsPrivateKey(bytes) {
+                throw .refused(
+                    option: "--cert",
+                    reason: "\(certificate) holds no private key OpenSSL can read: give it in the file or with --key"
+                )
+            }
+            guard PEMFile.key(key, matchesCertificateIn: bytes) else {
+                throw .refused(
+                    option: keyFile == nil ? "--cert" : "--key",
+                    reason:
+                        "the private key in \(keyFile ?? certificate) is not the key of the certificate in \(certificate)"
+                )
+            }
         }
         if self.verbose, self.quiet { throw .conflict(.verboseAndQuiet) }
     }

@@ -218,7 +218,7 @@ extension Arguments {
                     + "give it decrypted (openssl pkey -in KEY -out KEY.pem), kept private"
             )
         }
-        let readable = kind == .certificate ? PEMFile.certificateCount(in: bytes) > 0 : PEMFile.holdsPrivateKey(bytes)
+        let readable = kind == .certificate ? PEMFile.holdsOnlyCertificates(bytes) : PEMFile.holdsPrivateKey(bytes)
         guard readable else {
             throw .refused(option: option, reason: "\(path) holds no \(kind.rawValue) OpenSSL can read (PEM)")
         }
@@ -242,8 +242,11 @@ extension Arguments {
         else {
             throw .refused(option: option, reason: "\(path) holds no PEM certificate")
         }
-        guard PEMFile.certificateCount(in: pem) > 0 else {
-            throw .refused(option: option, reason: "\(path) holds no certificate OpenSSL can read (PEM)")
+        guard PEMFile.holdsOnlyCertificates(pem) else {
+            throw .refused(
+                option: option,
+                reason: "\(path) holds no certificate OpenSSL can read (PEM), or a block that is none"
+            )
         }
         return file
     }

@@ -18,6 +18,30 @@ package enum PEMFile {
         }
     }
 
+    /// Whether every `BEGIN CERTIFICATE` block of `bytes` is a certificate OpenSSL reads, and
+    /// there is at least one: libcurl refuses a bundle or client file with one bad block in it.
+    package static func holdsOnlyCertificates(_ bytes: [UInt8]) -> Bool {
+        let blocks = Self.occurrences(of: Array("-----BEGIN CERTIFICATE-----".utf8), in: bytes)
+        return blocks > 0 && Self.certificateCount(in: bytes) >= blocks
+    }
+
+    /// Whether the first private key in `key` belongs to the first certificate in `certificate`
+    /// (`X509_check_private_key`): a client key of another certificate fails the handshake.
+    package static func key(_ key: [UInt8], matchesCertificateIn certificate: [UInt8]) -> Bool {
+        Self.withBIO(certificate, otherwise: false) { certificateBIO in
+            guard let x509 = PEM_read_bio_X509(certificateBIO, nil, nil, nil) else { return false }
+            defer { X509_free(x509) }
+            return Self.withBIO(key, otherwise: false) { keyBIO in
+                let read = "".withCString { empty in
+                    PEM_read_bio_PrivateKey(keyBIO, nil, nil, UnsafeMutableRawPointer(mutating: empty))
+                }
+                guard let read else { return false }
+                defer { EVP_PKEY_free(read) }
+                return X509_check_private_key(x509, read) == 1
+            }
+        }
+    }
+
     /// Whether OpenSSL reads an unencrypted private key from `bytes` (any of the PEM forms:
     /// `PRIVATE KEY`, `RSA PRIVATE KEY`, `EC PRIVATE KEY`). The passphrase given is the empty
     /// one, so an encrypted key is not read, and OpenSSL never asks on the terminal.
@@ -30,6 +54,21 @@ package enum PEMFile {
             EVP_PKEY_free(key)
             return true
         }
+    }
+
+    private static func occurrences(of needle: [UInt8], in bytes: [UInt8]) -> Int {
+        guard !needle.isEmpty, bytes.count >= needle.count else { return 0 }
+        var count = 0
+        var index = 0
+        while index <= bytes.count - needle.count {
+            if bytes[index] == needle[0], bytes[index..<(index + needle.count)].elementsEqual(needle) {
+                count += 1
+                index += needle.count
+            } else {
+                index += 1
+            }
+        }
+        return count
     }
 
     /// `body` with a memory BIO over `bytes`; `otherwise` when none can be made. OpenSSL's

@@ -185,6 +185,9 @@ struct CredentialTests {
             let binary = "\(directory)/cert.der"
             let junkCertificate = "\(directory)/junk-cert.pem"
             let junkKey = "\(directory)/junk-key.pem"
+            let withJunk = "\(directory)/cert-then-junk.pem"
+            let otherKey = "\(directory)/other-key.pem"
+            try Data(Fixtures.otherPrivateKeyPEM.utf8).write(to: URL(filePath: otherKey))
             try Data(Fixtures.certificatePEM.utf8).write(to: URL(filePath: certificate))
             try Data(Fixtures.privateKeyPEM.utf8).write(to: URL(filePath: key))
             try Data((Fixtures.certificatePEM + Fixtures.privateKeyPEM).utf8).write(to: URL(filePath: pair))
@@ -193,6 +196,8 @@ struct CredentialTests {
                 .write(to: URL(filePath: junkCertificate))
             try Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8)
                 .write(to: URL(filePath: junkKey))
+            try Data((Fixtures.certificatePEM + "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n").utf8)
+                .write(to: URL(filePath: withJunk))
             for (arguments, says) in [
                 (["--cert", binary], "\(binary) holds no PEM certificate"),
                 (["--cert", key], "\(key) holds no PEM certificate"),
@@ -204,6 +209,9 @@ struct CredentialTests {
                 (["--cert", certificate, "--key", junkKey], "\(junkKey) holds no private key OpenSSL can read"),
                 (["--cert", certificate], "\(certificate) holds no private key OpenSSL can read: give it"),
                 (["--cacert", junkCertificate], "\(junkCertificate) holds no certificate OpenSSL can read"),
+                (["--cacert", withJunk], "\(withJunk) holds no certificate OpenSSL can read"),
+                (["--cert", withJunk, "--key", key], "\(withJunk) holds no certificate OpenSSL can read"),
+                (["--cert", certificate, "--key", otherKey], "the private key in \(otherKey) is not the key of"),
             ] {
                 let run = await runCLI(Self.quiet + arguments + ["-o", "\(directory)/o", "https://127.0.0.1:9/x"])
                 #expect(run.status == 2, "\(arguments)")

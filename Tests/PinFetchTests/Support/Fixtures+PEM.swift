@@ -28,4 +28,14 @@ extension Fixtures {
         -----END PRIVATE KEY-----
 
         """
+
+    /// Another P-256 key (`openssl genpkey -algorithm EC`), not the certificate's.
+    static let otherPrivateKeyPEM = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgnddfxqt5FJUEe8OP
+        m60mstbD3jo+yGc4Fk+HXp7aH6OhRANCAATBLXobR/oSIlm+TDdJH7vWzWAK6cL9
+        GtPv4x5fYM/C4/KMMJ2Om/BiS9JRP7zoRFBTlvzb3XxNK3A1tFdT8xQd
+        -----END PRIVATE KEY-----
+
+        """
 }
