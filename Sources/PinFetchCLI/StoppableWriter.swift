@@ -10,12 +10,14 @@ import Synchronization
 /// Into a pipe or FIFO it writes through a descriptor of its own opened non-blocking
 /// (`/proc/self/fd/N` is a new open file description of the same pipe: the parent's stays as it
 /// was), so a write takes what fits and never waits (where it cannot be opened, writes are of at
-/// most `PIPE_BUF` bytes, which a pipe that polled writable takes at once); elsewhere (a file, a
-/// terminal) writes are at most 1 MiB each.
+/// most `PIPE_BUF` bytes, which a pipe that polled writable takes at once); into a socket with
+/// `send(MSG_DONTWAIT)`, which takes what fits; elsewhere (a file, a terminal) writes are at most
+/// 1 MiB each.
 final class StoppableWriter: Sendable {
     private let descriptor: Int32
-    /// Where writes go and how many bytes each may carry, decided at the first write.
-    private let target = Mutex<(descriptor: Int32, limit: Int, owned: Bool)?>(nil)
+    /// Where writes go, how many bytes each may carry, and whether they are `send`s without
+    /// waiting (a socket), decided at the first write.
+    private let target = Mutex<(descriptor: Int32, limit: Int, owned: Bool, socket: Bool)?>(nil)
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -26,7 +28,7 @@ final class StoppableWriter: Sendable {
     /// Writes all of `bytes`; returns 0, the `errno` of a failed write, or `ECANCELED` after a
     /// stop signal.
     func write(_ bytes: UnsafeRawBufferPointer) -> Int32 {
-        let (target, limit) = self.destination()
+        let (target, limit, socket) = self.destination()
         var offset = 0
         while offset < bytes.count {
             if SignalCancellation.stopRequested { return ECANCELED }
@@ -35,7 +37,11 @@ final class StoppableWriter: Sendable {
             if polled < 0, errno != EINTR { return errno }
             guard polled > 0 else { continue }
             if SignalCancellation.stopRequested { return ECANCELED }
-            let count = Glibc.write(target, bytes.baseAddress! + offset, min(bytes.count - offset, limit))
+            let length = min(bytes.count - offset, limit)
+            let count =
+                socket
+                ? send(target, bytes.baseAddress! + offset, length, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                : Glibc.write(target, bytes.baseAddress! + offset, length)
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 return errno
@@ -47,17 +53,20 @@ final class StoppableWriter: Sendable {
 
     /// The descriptor to write to and the most one write may carry: a non-blocking descriptor
     /// of the same pipe (any length), the pipe itself (`PIPE_BUF`), or the descriptor (1 MiB).
-    private func destination() -> (Int32, Int) {
+    private func destination() -> (Int32, Int, Bool) {
         self.target.withLock { known in
-            if let known { return (known.descriptor, known.limit) }
+            if let known { return (known.descriptor, known.limit, known.socket) }
             var info = stat()
-            var chosen = (descriptor: self.descriptor, limit: 1 << 20, owned: false)
-            if fstat(self.descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFIFO {
+            var chosen = (descriptor: self.descriptor, limit: 1 << 20, owned: false, socket: false)
+            let type = fstat(self.descriptor, &info) == 0 ? info.st_mode & S_IFMT : 0
+            if type == S_IFIFO {
                 let fd = open("/proc/self/fd/\(self.descriptor)", O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-                chosen = fd >= 0 ? (fd, Int.max, true) : (self.descriptor, Int(PIPE_BUF), false)
+                chosen = fd >= 0 ? (fd, Int.max, true, false) : (self.descriptor, Int(PIPE_BUF), false, false)
+            } else if type == S_IFSOCK {
+                chosen = (self.descriptor, Int.max, false, true)
             }
             known = chosen
-            return (chosen.descriptor, chosen.limit)
+            return (chosen.descriptor, chosen.limit, chosen.socket)
         }
     }
 }
