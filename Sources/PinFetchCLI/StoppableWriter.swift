@@ -51,8 +51,9 @@ final class StoppableWriter: Sendable {
         return 0
     }
 
-    /// The descriptor to write to and the most one write may carry: a non-blocking descriptor
-    /// of the same pipe (any length), the pipe itself (`PIPE_BUF`), or the descriptor (1 MiB).
+    /// The descriptor to write to, the most one write may carry, and whether it is a socket
+    /// (sent to without waiting): a non-blocking descriptor of the same pipe (any length), the
+    /// pipe itself (`PIPE_BUF`), a socket (any length), or the descriptor (1 MiB).
     private func destination() -> (Int32, Int, Bool) {
         self.target.withLock { known in
             if let known { return (known.descriptor, known.limit, known.socket) }
