@@ -31,12 +31,12 @@ final class StoppableWriter: Sendable {
         let (target, limit, socket) = self.destination()
         var offset = 0
         while offset < bytes.count {
-            if SignalCancellation.stopRequested { return ECANCELED }
             var ready = pollfd(fd: target, events: Int16(POLLOUT), revents: 0)
             let polled = poll(&ready, 1, 100)
             if polled < 0, errno != EINTR { return errno }
-            guard polled > 0 else { continue }
+            // Looked at after every poll, ready or not: at most 100 ms after a signal.
             if SignalCancellation.stopRequested { return ECANCELED }
+            guard polled > 0 else { continue }
             let length = min(bytes.count - offset, limit)
             let count =
                 socket

@@ -73,6 +73,18 @@ extension ProcessTests {
         }
     }
 
+    /// Writes `text` into `fifo` once `child` holds it open waiting for a writer, and closes it.
+    static func writeLate(_ text: String, to fifo: String, readBy child: ChildProcess) async throws {
+        try await Self.waitUntil("pinfetch holding \(fifo) open", child) {
+            Self.holdsOpen(child.processIdentifier, fifo)
+        }
+        let writer = open(fifo, O_WRONLY | O_CLOEXEC)
+        try #require(writer >= 0)
+        let bytes = Array(text.utf8)
+        #expect(write(writer, bytes, bytes.count) == bytes.count)
+        close(writer)
+    }
+
     @Test func `an input pipe whose writer comes late is read, and the run goes on`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a)) { server in
             try await withTemporaryDirectory { work in
@@ -83,14 +95,7 @@ extension ProcessTests {
                     logs: work + "/run"
                 )
                 defer { child.stop() }
-                try await Self.waitUntil("pinfetch holding \(fifo) open", child) {
-                    Self.holdsOpen(child.processIdentifier, fifo)
-                }
-                let writer = open(fifo, O_WRONLY | O_CLOEXEC)
-                try #require(writer >= 0)
-                let line = Array("X-Late: yes\n".utf8)
-                #expect(write(writer, line, line.count) == line.count)
-                close(writer)
+                try await Self.writeLate("X-Late: yes\n", to: fifo, readBy: child)
                 let ended = try await child.wait(timeout: .seconds(30))
                 #expect(ended == .exited(0), "\(child.transcript)")
                 #expect(contents(work + "/file") == Fixtures.a)
@@ -111,14 +116,11 @@ extension ProcessTests {
                     logs: work + "/run"
                 )
                 defer { child.stop() }
-                try await Self.waitUntil("pinfetch holding \(fifo) open", child) {
-                    Self.holdsOpen(child.processIdentifier, fifo)
-                }
-                let writer = open(fifo, O_WRONLY | O_CLOEXEC)
-                try #require(writer >= 0)
-                let entry = Array("machine 127.0.0.1 login piped password Pip3dSecret\n".utf8)
-                #expect(write(writer, entry, entry.count) == entry.count)
-                close(writer)
+                try await Self.writeLate(
+                    "machine 127.0.0.1 login piped password Pip3dSecret\n",
+                    to: fifo,
+                    readBy: child
+                )
                 let ended = try await child.wait(timeout: .seconds(30))
                 #expect(ended == .exited(0), "\(child.transcript)")
                 #expect(contents(work + "/file") == Fixtures.a)

@@ -5,6 +5,22 @@ import Testing
 @testable import PinFetch
 
 extension PlantedPartialTests {
+    /// Options with a cache in `directory` that holds `Fixtures.a` (fetched to `output`, which is
+    /// removed again), and the pin to ask for it by.
+    static func cacheHoldingA(
+        for output: String,
+        in directory: String,
+        from server: TestHTTPServer
+    ) async throws -> (FetchOptions, Pin) {
+        var options = Self.once
+        options.cacheDirectory = "\(directory)/cache"
+        let pin = try Pin(sha256Hex: Fixtures.sha256A)
+        let filled = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
+        #expect(filled.error == nil, "\(failure(filled))")
+        try FileManager.default.removeItem(atPath: output)
+        return (options, pin)
+    }
+
     /// `-o x.part.cache` is a destination too: a cache copy for `x` that would be made there
     /// leaves a file with bytes and without pinfetch's mark alone (exit 3), and takes the place
     /// of one an earlier copy for `x` left (marked).
@@ -15,12 +31,7 @@ extension PlantedPartialTests {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                var options = Self.once
-                options.cacheDirectory = "\(directory)/cache"
-                let pin = try Pin(sha256Hex: Fixtures.sha256A)
-                let filled = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
-                #expect(filled.error == nil, "\(failure(filled))")
-                try FileManager.default.removeItem(atPath: output)
+                let (options, pin) = try await Self.cacheHoldingA(for: output, in: directory, from: server)
                 let planted = output + ".part.cache"
                 let theirs = Array("someone's verified output".utf8)
                 try Data(theirs).write(to: URL(filePath: planted))
@@ -76,25 +87,11 @@ extension PlantedPartialTests {
         try await withTestHTTPServer(serving: Self.resource) { server in
             try await withTemporaryDirectory { directory in
                 let output = "\(directory)/out.bin"
-                var options = Self.once
-                options.cacheDirectory = "\(directory)/cache"
-                let pin = try Pin(sha256Hex: Fixtures.sha256A)
-                let filled = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
-                #expect(filled.error == nil, "\(failure(filled))")
-                try FileManager.default.removeItem(atPath: output)
+                let (options, pin) = try await Self.cacheHoldingA(for: output, in: directory, from: server)
                 let planted = output + ".part.cache"
                 let target = "\(directory)/target"
                 try Data("keep".utf8).write(to: URL(filePath: target))
-                switch kind {
-                case "fifo": #expect(mkfifo(planted, 0o644) == 0)
-                case "link": try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: target)
-                case "dangling link":
-                    try FileManager.default.createSymbolicLink(
-                        atPath: planted,
-                        withDestinationPath: "\(directory)/none"
-                    )
-                default: try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: false)
-                }
+                try Self.plant(kind, at: planted, linkingTo: target)
                 let asked = server.getRequests.count
                 let result = await Fetcher(options: options).run(server.url(), to: output, verifying: pin)
                 #expect(result.error?.code == .fileIO, "\(failure(result))")

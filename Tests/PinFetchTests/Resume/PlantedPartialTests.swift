@@ -24,6 +24,18 @@ struct PlantedPartialTests {
         ([result.url, result.source ?? "", failure(result)] + result.mirrors.map(\.url)).joined(separator: " ")
     }
 
+    /// Puts something other than a regular file at `path`: a `"fifo"`, a `"link"` to `target`, a
+    /// `"dangling link"`, or a `"directory"`.
+    static func plant(_ kind: String, at path: String, linkingTo target: String) throws {
+        switch kind {
+        case "fifo": #expect(mkfifo(path, 0o644) == 0)
+        case "link": try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        case "dangling link":
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target + ".none")
+        default: try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        }
+    }
+
     /// A valid checkpoint for the first 400,000 bytes beside `output`, and no `.part` yet: the
     /// test plants something there.
     static func leaveCheckpointWithoutPartial(for output: String, from server: TestHTTPServer) throws {
@@ -188,13 +200,7 @@ struct PlantedPartialTests {
                 let state = output + suffix
                 let target = "\(directory)/target"
                 try Data("keep".utf8).write(to: URL(filePath: target))
-                switch kind {
-                case "fifo": #expect(mkfifo(state, 0o644) == 0)
-                case "link": try FileManager.default.createSymbolicLink(atPath: state, withDestinationPath: target)
-                case "dangling link":
-                    try FileManager.default.createSymbolicLink(atPath: state, withDestinationPath: "\(directory)/none")
-                default: try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
-                }
+                try Self.plant(kind, at: state, linkingTo: target)
                 let result = await Fetcher.immediate(retries: 0).run(server.url(), to: output)
                 #expect(result.elapsedSeconds < 10)  // a FIFO is never opened to wait on
                 #expect(result.error?.code == .fileIO, "\(failure(result))")
