@@ -21,7 +21,7 @@ package enum PEMFile {
     /// Whether every `BEGIN CERTIFICATE` block of `bytes` is a certificate OpenSSL reads, and
     /// there is at least one: libcurl refuses a bundle or client file with one bad block in it.
     package static func holdsOnlyCertificates(_ bytes: [UInt8]) -> Bool {
-        let blocks = Self.occurrences(of: Array("-----BEGIN CERTIFICATE-----".utf8), in: bytes)
+        let blocks = bytes.ranges(of: Array("-----BEGIN CERTIFICATE-----".utf8)).count
         return blocks > 0 && Self.certificateCount(in: bytes) >= blocks
     }
 
@@ -54,21 +54,6 @@ package enum PEMFile {
             EVP_PKEY_free(key)
             return true
         }
-    }
-
-    private static func occurrences(of needle: [UInt8], in bytes: [UInt8]) -> Int {
-        guard !needle.isEmpty, bytes.count >= needle.count else { return 0 }
-        var count = 0
-        var index = 0
-        while index <= bytes.count - needle.count {
-            if bytes[index] == needle[0], bytes[index..<(index + needle.count)].elementsEqual(needle) {
-                count += 1
-                index += needle.count
-            } else {
-                index += 1
-            }
-        }
-        return count
     }
 
     /// `body` with a memory BIO over `bytes`; `otherwise` when none can be made. OpenSSL's

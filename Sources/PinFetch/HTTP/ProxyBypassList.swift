@@ -63,10 +63,7 @@ package struct ProxyBypassList: Sendable, Hashable {
     /// The host of a normalized absolute URL (``HTTPURL/text``): between `://` and the path,
     /// after any user information, without the port; an IPv6 literal keeps its brackets.
     static func host(ofURL url: String) -> String {
-        var rest = Substring(url)
-        if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") {
-            rest = rest[rest.index(colon, offsetBy: 3)...]
-        }
+        let rest = url.firstRange(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         var host = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
         if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
