@@ -110,6 +110,12 @@ public struct FetchOptions: Sendable {
     /// a file whose bytes were answered in this run gets it; a file already complete or placed
     /// from the cache keeps its own, as does one whose answer had no valid `Last-Modified`.
     public var remoteTime = false
+    /// Read a complete destination again even when its verified record says what it holds
+    /// (`--reverify`; <doc:ResumeAndCheckpoints#The-verified-record>): a pinned file is hashed,
+    /// an unpinned one fetched again without a condition. By default a destination whose
+    /// record still describes it is taken as recorded: no read, and without a pin a
+    /// conditional `GET` (`If-None-Match`, `If-Modified-Since`; RFC 9110 §13.1).
+    public var reverify = false
     /// Called from the transfer thread as bytes arrive (five times a second at most).
     public var progress: (@Sendable (FetchProgress) -> Void)? = nil
     /// Asked just before each verified file is renamed into place, the point of no return:

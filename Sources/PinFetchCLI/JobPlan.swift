@@ -306,18 +306,31 @@ enum JobPlan {
             }
             return bytes
         }
-        let directory: String
-        do throws(PinFetchError) {
-            directory = try TemporaryDirectory.make(prefix: "pinfetch-input-")
-        } catch {
-            // Reported as a failed fetch of the input file would be: scripts read every failure there.
-            report(
-                .input(role: role, result: .failed(url: Self.shown(source), path: "", algorithm: .sha256, error: error))
-            )
-            throw error
+        // With a cache, the file is kept there with its verified record: a rerun asks for it
+        // with a condition, and a 304 costs no body (<doc:ResumeAndCheckpoints#The-verified-record>).
+        var kept: String?
+        if let cache = arguments.options.cacheDirectory {
+            let (path, warning) = DigestCache(directory: cache).inputPath(for: source)
+            if let warning { report(.note("warning: \(warning)")) }
+            kept = path
         }
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/input"
+        var directory: String?
+        if kept == nil {
+            do throws(PinFetchError) {
+                directory = try TemporaryDirectory.make(prefix: "pinfetch-input-")
+            } catch {
+                // Reported as a failed fetch of the input file would be: scripts read every failure there.
+                report(
+                    .input(
+                        role: role,
+                        result: .failed(url: Self.shown(source), path: "", algorithm: .sha256, error: error)
+                    )
+                )
+                throw error
+            }
+        }
+        defer { if let directory { try? FileManager.default.removeItem(atPath: directory) } }
+        let path = kept ?? directory! + "/input"
         var options = arguments.options
         options.progress = nil
         options.cacheDirectory = nil  // an unpinned input file never enters the cache

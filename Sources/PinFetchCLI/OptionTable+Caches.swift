@@ -20,6 +20,15 @@ extension OptionTable {
             arguments.cacheDirectory = try option.nonEmpty(needs: "a directory")
         },
         OptionSpec(
+            "--reverify",
+            help: [
+                "read a complete destination again even when its record",
+                "(xattr user.pinfetch) says what it holds; refetch unpinned ones",
+            ]
+        ) { arguments, _ in
+            arguments.options.reverify = true
+        },
+        OptionSpec(
             "--no-cache",
             help: ["no cache, whatever --cache-dir or PINFETCH_CACHE_DIR say"]
         ) { arguments, _ in

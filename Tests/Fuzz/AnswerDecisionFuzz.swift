@@ -13,6 +13,9 @@ public func fuzzAnswerDecision(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     if flags & 2 != 0, offset > 0 { context.requestedOffset = offset }
     if flags & 4 != 0 { context.validator = Validator(entityTag: #""v1""#, lastModified: nil) }
     if flags & 8 != 0 { context.totalLength = Int64(bytes[2]) * 1000 }
+    if flags & 16 != 0, context.requestedOffset == nil {
+        context.condition = Validator(entityTag: #""v1""#, lastModified: nil)
+    }
     let text = String(decoding: bytes[3...], as: UTF8.self)
     var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     guard let statusLine = lines.first, var head = ResponseHead(statusLine: "HTTP/1.1 " + statusLine) else { return 0 }
@@ -36,8 +39,11 @@ public func fuzzAnswerDecision(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
         precondition(head.status == 200 && length == context.totalLength, "replaceExpecting without a known total")
     case .finalize:
         precondition(head.status == 416 && context.requestedOffset != nil, "finalize without a 416 to a range")
+    case .unchanged:
+        precondition(head.status == 304 && context.condition != nil, "unchanged without a 304 to a condition")
     case .restart:
-        precondition(context.requestedOffset != nil, "restart of a request without Range")
+        // A request without Range is asked again only without its condition.
+        precondition(context.requestedOffset != nil || context.condition != nil, "restart of a request without Range")
     case .retry, .fail:
         break
     }

@@ -20,6 +20,9 @@ struct AnswerContext: Hashable, Sendable {
     /// phase, ``PartialState/pieced``) and neither a pin nor a server digest checks them: a `206`
     /// that brings no digest of its own cannot make that partial a file, so it is not continued.
     var uncheckedPieces: HashAlgorithm?
+    /// The validator an `If-None-Match` or `If-Modified-Since` of the request named
+    /// (``ConditionalRefresh``), or `nil` for a request without a condition.
+    var condition: Validator?
 }
 
 /// What to do with one answer to a GET (<doc:ResumeAndCheckpoints#Answers-to-a-GET>), decided from
@@ -43,6 +46,8 @@ enum AnswerDecision: Hashable, Sendable {
     case replaceExpecting(length: Int64)
     /// The partial already holds the whole representation: verify it.
     case finalize
+    /// `304` to the request's condition: the destination holds the representation already.
+    case unchanged
     /// Discard the partial and ask again from byte 0, without `Range`.
     case restart(String)
     /// A failure that another attempt may cure (after `retryAfter` seconds when the server said).
@@ -61,9 +66,18 @@ enum AnswerDecision: Hashable, Sendable {
         case 416:
             return Self.decideUnsatisfiable(head, context)
         case 304:
-            // No request here carries If-None-Match or If-Modified-Since, the only conditions a
-            // 304 answers (RFC 9110 §15.4.5; If-Range never yields one, §13.1.5): a confused
-            // server or proxy. Once more from byte 0, without Range; a 304 to that is a failure.
+            if let condition = context.condition, context.requestedOffset == nil {
+                // A 304 sends the validator a 200 would have (RFC 9110 §15.4.5): one that
+                // contradicts the condition's is no answer to it.
+                guard condition.matches(head.validator) != false || head.validator.isAbsent else {
+                    return .restart("HTTP 304 (Not Modified) with another validator than the one asked about")
+                }
+                return .unchanged
+            }
+            // Only a refresh carries If-None-Match or If-Modified-Since, the only conditions a
+            // 304 answers (RFC 9110 §15.4.5; If-Range never yields one, §13.1.5): otherwise a
+            // confused server or proxy. Once more from byte 0, without Range; a 304 to that is
+            // a failure.
             guard context.requestedOffset != nil else {
                 return .fail(.protocolViolation, "HTTP 304 (Not Modified) to a GET without a condition")
             }
@@ -241,7 +255,7 @@ extension AnswerDecision {
         switch self {
         case .append(_, let end, let total), .replace(let end, let total): total ?? end
         case .replaceExpecting(let length): length
-        case .finalize, .restart, .retry, .fail: nil
+        case .finalize, .unchanged, .restart, .retry, .fail: nil
         }
     }
 }

@@ -88,7 +88,7 @@ final class AnswerReader: TransferDelegate {
         case .replaceExpecting(let length):
             self.pendingReplacement = (head, length, true)
             self.end = length
-        case .finalize, .restart, .retry, .fail:
+        case .finalize, .unchanged, .restart, .retry, .fail:
             return false
         }
         return true

@@ -18,6 +18,8 @@ struct Attempt {
     let mirror: Int
     let label: String
     let expected: AttemptPlan.Expectation?
+    /// The condition of an unpinned destination's refresh, if any (``ConditionalRefresh``).
+    var refresh: ConditionalRefresh? = nil
 
     /// Sends the GET and judges its answer.
     /// - Throws: a local failure (disk, checkpoint) or a file not started, which end the run.
@@ -29,7 +31,8 @@ struct Attempt {
             mirrorNumber: self.mirror + 1,
             pinned: self.partial.pinned,
             restartPending: self.partial.restartPending,
-            expected: self.expected
+            expected: self.expected,
+            refresh: self.refresh
         )
         let planned: [String]
         let context: AnswerContext

@@ -25,13 +25,16 @@ enum AttemptPlan: Equatable {
     ///   - pinned: Whether a pin decides at the end.
     ///   - restartPending: A restart from byte 0 was decided: ask without `Range`.
     ///   - expected: What a restart expects again (``Expectation``), if anything.
+    ///   - refresh: An unpinned destination's recorded validator, sent as a condition to the
+    ///     mirror it came from on a request from byte 0 (``ConditionalRefresh``).
     static func make(
         _ state: PartialState,
         mirror: String,
         mirrorNumber: Int,
         pinned: Bool,
         restartPending: Bool,
-        expected: Expectation?
+        expected: Expectation?,
+        refresh: ConditionalRefresh? = nil
     ) -> AttemptPlan {
         let identity = "Accept-Encoding: identity"
         let offset = state.offset
@@ -94,6 +97,13 @@ enum AttemptPlan: Equatable {
         if let expected {
             context.validator = expected.validator
             context.totalLength = expected.totalLength
+        } else if !pinned, let refresh, refresh.applies(to: mirror) {
+            context.condition = refresh.validator
+            return .ask(
+                headers: [identity, refresh.header],
+                context: context,
+                note: "the destination is as recorded: asking with \(refresh.header)"
+            )
         }
         return .ask(headers: [identity], context: context, note: nil)
     }

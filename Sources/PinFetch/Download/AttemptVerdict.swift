@@ -11,6 +11,8 @@ enum AttemptVerdict: Equatable {
     case moreToFetch
     /// The partial held the whole representation already (`416` at its end).
     case finalize
+    /// The destination holds the representation already (`304` to a refresh's condition).
+    case unchanged
     /// Start over from byte 0; `discard`: empty the partial now, its bytes are suspect.
     case startOver(String, discard: Bool)
     /// A failure; `retryable` when another attempt may cure it, after `retryAfter` seconds when
@@ -114,6 +116,8 @@ enum AttemptVerdict: Equatable {
             return (.complete, .clear)
         case .finalize:
             return (.finalize, .keep)
+        case .unchanged:
+            return (.unchanged, .keep)
         case .restart, .retry, .fail:
             return (Self.verdict(o.decision!, o), .keep)
         case nil:
@@ -134,7 +138,7 @@ enum AttemptVerdict: Equatable {
         case .fail(let code, let reason):
             let error = PinFetchError(code, "\(o.label): \(reason)", underlying: o.status)
             return .failed(error, retryable: false, retryAfter: nil)
-        case .append, .replace, .replaceExpecting, .finalize:
+        case .append, .replace, .replaceExpecting, .finalize, .unchanged:
             return .failed(
                 PinFetchError(.generic, "internal: \(decision) is not a failure"),
                 retryable: false,

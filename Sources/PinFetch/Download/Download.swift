@@ -175,18 +175,43 @@ final class Download {
     /// request is made (`already-complete`), and a leftover partial is removed. Only a file the
     /// user owns counts, never a symbolic link (a link, or a file another user planted in a
     /// shared directory, could change after pinfetch said "verified"); such a destination is
-    /// replaced by the verified file.
+    /// replaced by the verified file. A file whose verified record still describes it
+    /// (``VerifiedRecord``) is taken as recorded, without reading it; one that is hashed and
+    /// matches gets a record. Without a pin, such a record makes the mirrors ask with a
+    /// condition (``ConditionalRefresh``).
     private func verifyExistingDestination() throws(PinFetchError) -> [UInt8]? {
-        guard let pin = self.pin, FileSystem.isRegularFile(self.destination, followingLinks: false) else { return nil }
+        guard FileSystem.isRegularFile(self.destination, followingLinks: false) else { return nil }
         guard let existing = try? PartialFile(path: self.destination, readOnly: true),
             (try? existing.owner()) == geteuid()
         else { return nil }
+        let record = self.options.reverify ? nil : VerifiedRecord.read(existing)
+        guard let pin = self.pin else {
+            self.mirrorSource.refresh = record.flatMap(ConditionalRefresh.init)
+            return nil
+        }
+        if let recorded = record?.digest(for: pin.algorithm) {
+            guard pin.matches(recorded) else { return nil }  // known to hold other bytes
+            self.reporter.decide("\(self.destination) is as recorded when it was verified: not read again")
+            return try self.alreadyComplete(recorded, size: record!.size)
+        }
         let size = try existing.size()
         let running = RunningDigest(algorithm: pin.algorithm)
         try existing.hash(from: 0, to: size, into: running) { self.requester.shouldStop }
         self.tally.rehashedBytes += size
         let digest = running.finalize()
         guard pin.matches(digest) else { return nil }
+        // A record that still describes the file keeps its other algorithms' digests.
+        var digests = [pin.algorithm: digest]
+        for algorithm in HashAlgorithm.allCases where algorithm != pin.algorithm {
+            if let other = record?.digest(for: algorithm) { digests[algorithm] = other }
+        }
+        if existing.isStill(at: self.destination) {
+            VerifiedRecord.record(on: existing, digests: digests, validator: record?.validator, url: record?.url)
+        }
+        return try self.alreadyComplete(digest, size: size)
+    }
+
+    private func alreadyComplete(_ digest: [UInt8], size: Int64) throws(PinFetchError) -> [UInt8] {
         try self.mirrorSource.superseded(size: size)
         self.tally.status = .alreadyComplete
         return digest

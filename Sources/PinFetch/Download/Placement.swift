@@ -13,12 +13,26 @@ struct Placement: Sendable {
     /// ``FetchOptions/stopRequested``: asked after the `fsync`, just before the rename.
     var stopRequested: (@Sendable () -> Bool)? = nil
 
+    /// What the placed file is recorded to hold (``VerifiedRecord``).
+    struct Verified {
+        /// Its digests by algorithm: at least the one that was checked.
+        var digests: [HashAlgorithm: [UInt8]]
+        /// The validator and URL of the representation, when a mirror served it.
+        var validator: Validator? = nil
+        var url: String? = nil
+    }
+
     /// Places `file`, open at `path` and verified, at the destination: its usual mode (it was
     /// private while unverified), `modificationTime` (seconds since the epoch) when given,
-    /// `fsync`, the identity check, then a durable rename.
-    /// - Throws: ``PinFetchError/Code/fileIO`` when any of these fails, or `path` names another
-    ///   file now (nothing is renamed then).
-    func place(_ file: PartialFile, at path: String, modificationTime: Int64? = nil) throws(PinFetchError) {
+    /// `fsync`, the identity check, a durable rename, then the record of what was verified.
+    /// - Throws: ``PinFetchError/Code/fileIO`` when any of these but the record fails, or `path`
+    ///   names another file now (nothing is renamed then).
+    func place(
+        _ file: PartialFile,
+        at path: String,
+        modificationTime: Int64? = nil,
+        verified: Verified
+    ) throws(PinFetchError) {
         try file.setMode(FileSystem.creationMode)
         if let modificationTime { try file.setModificationTime(modificationTime) }  // durable with the bytes
         try file.synchronize()
@@ -41,5 +55,7 @@ struct Placement: Sendable {
         // unmarked one the next run must leave alone; killed after it, a verified file carries
         // its own name, which no other destination's partial check matches.
         PartialMark.remove(file.descriptor)
+        // Last: any change after it would make the record describe another file.
+        VerifiedRecord.record(on: file, digests: verified.digests, validator: verified.validator, url: verified.url)
     }
 }

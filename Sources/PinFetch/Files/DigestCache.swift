@@ -15,9 +15,13 @@ import FoundationEssentials
 /// user must not plant what becomes a destination). Even then an entry is hashed again when it
 /// is placed. Entries are not `fsync`ed: one lost to a crash is a miss, or fails that hash and
 /// is replaced.
-struct DigestCache: Sendable {
+package struct DigestCache: Sendable {
     /// The cache's root directory.
     let directory: String
+
+    package init(directory: String) {
+        self.directory = directory
+    }
     /// How entries are cloned (the test seam of ``FileCopy/Clone``).
     var clone: FileCopy.Clone = FileCopy.ficlone
 
@@ -68,6 +72,11 @@ struct DigestCache: Sendable {
     /// made, say in `/tmp`), in a directory others cannot rename it in; the algorithm's folder
     /// may not be a link.
     func distrust(_ algorithm: HashAlgorithm) -> String? {
+        self.distrust(folder: self.folder(for: algorithm))
+    }
+
+    /// ``distrust(_:)`` for the cache's subdirectory `folder` (a path inside it).
+    private func distrust(folder: String) -> String? {
         var link = stat()
         if lstat(self.directory, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK, link.st_uid != geteuid() {
             return "cache \(self.directory) is a symbolic link owned by another user (uid \(link.st_uid)): not used"
@@ -77,7 +86,7 @@ struct DigestCache: Sendable {
         if stat(above, &parent) == 0, (parent.st_mode & S_IWOTH) != 0, (parent.st_mode & S_ISVTX) == 0 {
             return "cache \(self.directory) is in \(above), which other users can write: not used"
         }
-        for (path, followingLinks) in [(self.directory, true), (self.folder(for: algorithm), false)] {
+        for (path, followingLinks) in [(self.directory, true), (folder, false)] {
             var info = stat()
             guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
             let reason: String? =
@@ -116,6 +125,25 @@ struct DigestCache: Sendable {
             unlink(temporary)
             return "cannot store in the cache: \(error.message)"
         }
+    }
+
+    /// Where a checksum file or manifest fetched from `url` is kept between runs, with its
+    /// verified record, so a rerun asks for it with a condition (``ConditionalRefresh``):
+    /// `<directory>/inputs/<SHA-256 of the URL>`, its folders made. `nil`, with a one-line
+    /// reason, when the cache is not to be trusted or the folder cannot be made.
+    package func inputPath(for url: String) -> (path: String?, warning: String?) {
+        let folder = "\(self.directory)/inputs"
+        if let reason = self.distrust(folder: folder) { return (nil, reason) }
+        do throws(PinFetchError) {
+            try Self.createDirectory(self.directory, parents: true)
+            try Self.createDirectory(folder, parents: false)
+        } catch {
+            return (nil, "cannot keep \(Redaction.url(url)) in the cache: \(error.message)")
+        }
+        if let reason = self.distrust(folder: folder) { return (nil, reason) }
+        let digest = RunningDigest(algorithm: .sha256)
+        Array(url.utf8).withUnsafeBytes { digest.update($0) }
+        return ("\(folder)/\(Pin.hex(digest.finalize()))", nil)
     }
 
     /// Removes `entry` from the cache if its path still names it (a corrupt entry; another

@@ -25,6 +25,14 @@ enum ExtendedAttribute {
         _ = fremovexattr(fd, name)
     }
 
+    /// The value of `name` on the open file `fd`, of at most `limit` bytes.
+    static func read(_ name: String, on fd: Int32, limit: Int = 4096) -> Value {
+        var value = [UInt8](repeating: 0, count: limit)
+        let count = value.withUnsafeMutableBytes { fgetxattr(fd, name, $0.baseAddress, $0.count) }
+        guard count >= 0 else { return errno == ENOTSUP || errno == EOPNOTSUPP ? .unsupported : .absent }
+        return .bytes(Array(value[..<count]))
+    }
+
     /// The value of `name` on `path`, of at most `limit` bytes, not following a symbolic link.
     static func read(_ name: String, at path: String, limit: Int = 4096) -> Value {
         var value = [UInt8](repeating: 0, count: limit)

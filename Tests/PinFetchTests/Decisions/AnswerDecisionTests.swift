@@ -55,6 +55,31 @@ struct AnswerDecisionTests {
             context: again,
             expected: .fail(.protocolViolation, "HTTP 304 (Not Modified) to a GET without a condition")
         ),
+        // 304 to a refresh's If-None-Match (RFC 9110 §15.4.5)
+        Case(
+            label: "304 to a refresh's condition: unchanged",
+            head: head(304, [etagField]),
+            context: AnswerContext(condition: strong),
+            expected: .unchanged
+        ),
+        Case(
+            label: "304 without a validator to a refresh's condition: unchanged",
+            head: head(304),
+            context: AnswerContext(condition: strong),
+            expected: .unchanged
+        ),
+        Case(
+            label: "304 with another ETag than the condition named: asked again without it",
+            head: head(304, [("ETag", #""v2""#)]),
+            context: AnswerContext(condition: strong),
+            expected: .restart("HTTP 304 (Not Modified) with another validator than the one asked about")
+        ),
+        Case(
+            label: "304 with a weak ETag to a strong condition: asked again without it",
+            head: head(304, [("ETag", #"W/"v1""#)]),
+            context: AnswerContext(condition: strong),
+            expected: .restart("HTTP 304 (Not Modified) with another validator than the one asked about")
+        ),
         // 200
         Case(
             label: "200 to a fresh request",

@@ -14,6 +14,11 @@ struct TestFaults: Sendable {
     var ignoreRange: Bool = false
     /// Honour Range even when If-Range does not match.
     var ignoreIfRange: Bool = false
+    /// Answer a GET whatever its If-None-Match or If-Modified-Since say (as servers without
+    /// conditional support do).
+    var ignoreConditions: Bool = false
+    /// Answer every conditional GET with 304 and this ETag (a confused cache).
+    var notModifiedETag: String? = nil
     /// On 206: start the served range this many bytes earlier than asked (negative = later), with a
     /// Content-Range that truthfully says so. The start is clamped to the representation.
     var contentRangeShift: Int = 0

@@ -48,6 +48,17 @@ extension TestHTTPServer {
             return self.sendSimple(fd, status: status, extraHeaders: extra, isHead: false)
         }
 
+        if !faults.ignoreConditions,
+            Self.isConditional(request) && (faults.notModifiedETag != nil || Self.isNotModified(request, resource))
+        {
+            var headers = Self.representationHeaders(resource, gzipped: false)
+            if let tag = faults.notModifiedETag {
+                headers.removeAll { $0.name == "ETag" }
+                headers.append((name: "ETag", value: tag))
+            }
+            headers.append((name: "Connection", value: "close"))
+            return self.deliver(fd, status: 304, headers: headers, Delivery(), isHead: true)
+        }
         let gzipped = Self.shouldGzip(request, faults)
         let representation = gzipped ? TestGzip.encode(resource.body) : resource.body
         let length = gzipped ? representation.count : resource.repeatedLength ?? representation.count

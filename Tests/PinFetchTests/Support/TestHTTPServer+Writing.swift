@@ -212,6 +212,29 @@ extension TestHTTPServer {
         return condition.utf8.elementsEqual(lastModified.utf8)
     }
 
+    /// Whether the request carries `If-None-Match` or `If-Modified-Since`.
+    static func isConditional(_ request: RecordedRequest) -> Bool {
+        request.header("If-None-Match") != nil || request.header("If-Modified-Since") != nil
+    }
+
+    /// RFC 9110 §13.1.2: `If-None-Match` matches by weak comparison against the current ETag (or
+    /// `*` any); only without it, §13.1.3: `If-Modified-Since` holds when `Last-Modified` is not
+    /// later than its date (compared as text here: the tests send back what was served).
+    static func isNotModified(_ request: RecordedRequest, _ resource: TestResource) -> Bool {
+        if let condition = request.header("If-None-Match") {
+            guard let etag = resource.etag else { return false }
+            func opaque(_ tag: Substring) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
+            return condition.split(separator: ",").contains { item in
+                let tag = item.trimmingCharacters(in: .whitespaces)
+                return tag == "*" || opaque(Substring(tag)) == opaque(Substring(etag))
+            }
+        }
+        guard let since = request.header("If-Modified-Since"), let lastModified = resource.lastModified else {
+            return false
+        }
+        return since == lastModified
+    }
+
     /// Whether Accept-Encoding allows gzip: an explicit gzip/x-gzip entry decides, else `*`; q=0 forbids.
     static func acceptsGzip(_ acceptEncoding: String?) -> Bool {
         guard let acceptEncoding else {

@@ -25,7 +25,8 @@ extension MirrorSource {
                     meter: self.meter,
                     mirror: self.mirrors.current,
                     label: self.mirrors.label,
-                    expected: self.expected
+                    expected: self.expected,
+                    refresh: self.refresh
                 ).run()
             } catch {
                 // e.g. a full disk: cut back to the checkpoint; a file not started keeps all it had
@@ -44,9 +45,13 @@ extension MirrorSource {
                 return
             case .finalize:
                 return
+            case .unchanged:
+                self.unchanged = true
+                return
             case .moreToFetch:
                 continue
             case .startOver(let reason, let discard):
+                self.refresh = nil  // asked again without the condition
                 guard self.partial.restarts < self.maximumRestarts else {
                     try self.partial.discard()
                     throw PinFetchError(

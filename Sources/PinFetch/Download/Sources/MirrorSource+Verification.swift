@@ -119,7 +119,19 @@ extension MirrorSource {
     private func placeVerified(digest: [UInt8]) throws(PinFetchError) {
         let file = try self.partial.openForPlacement()  // a zero-byte body wrote none
         let modified = self.options.remoteTime ? self.partial.state.remoteModified : nil
-        try self.placement.place(file, at: self.sidecars.partial, modificationTime: modified)
+        // The validator only when it vouches for every byte: one representation, one mirror.
+        let state = self.partial.state
+        let single = !state.mixedSources && !state.crossMirror
+        try self.placement.place(
+            file,
+            at: self.sidecars.partial,
+            modificationTime: modified,
+            verified: .init(
+                digests: [state.algorithm: digest],
+                validator: single ? state.validator : nil,
+                url: single ? state.source : nil
+            )
+        )
         try self.partial.placed()
         // Only pinned bytes enter the cache, copied from the descriptor that was hashed.
         if let pin = self.pin, let cache = self.cache,

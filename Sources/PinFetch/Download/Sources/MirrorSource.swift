@@ -22,6 +22,11 @@ final class MirrorSource: Source {
     var attempts = 0
     /// Mirrors other than the current one whose pieces the partial took (a segmented phase).
     var pieceMirrors: Set<Int> = []
+    /// An unpinned destination to refresh with a conditional first `GET` (``ConditionalRefresh``);
+    /// cleared once an answer decided a restart.
+    var refresh: ConditionalRefresh?
+    /// The server answered the condition with `304`: the destination stays as it is.
+    var unchanged = false
     /// Mirrors whose pieces were in a partial that did not match the pin: once one mirror's
     /// bytes alone match it, theirs were the wrong ones (`--json` `mirrors`: `mismatch`).
     var suspects: Set<Int> = []
@@ -67,6 +72,11 @@ final class MirrorSource: Source {
     func place(_ context: SourceContext) throws(PinFetchError) -> SourceAnswer {
         self.meter.receivedElsewhere = context.receivedBefore
         try self.takeOverPartial()
+        if self.unchanged, let refresh {
+            try self.superseded(size: refresh.size)
+            self.partial.use(refresh.algorithm)
+            return SourceAnswer(outcome: .placed(size: refresh.size, digest: refresh.digest), status: .alreadyComplete)
+        }
         let digest = try self.verifyAndPlace()
         let status: FetchResult.Status = self.partial.state.resumedFrom > 0 ? .resumed : .downloaded
         return SourceAnswer(outcome: .placed(size: self.partial.state.offset, digest: digest), status: status)

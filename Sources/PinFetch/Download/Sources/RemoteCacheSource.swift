@@ -118,7 +118,12 @@ struct RemoteCacheSource: Source {
         }
         let modified =
             options.remoteTime ? reader.head?.value("last-modified").flatMap({ HTTPDate.parse($0) }) : nil
-        try context.placement.place(placed, at: path, modificationTime: modified)
+        try context.placement.place(
+            placed,
+            at: path,
+            modificationTime: modified,
+            verified: .init(digests: [pin.algorithm: digest])
+        )
         if let cache = context.cache,
             let warning = cache.store(from: placed, algorithm: pin.algorithm, digest: digest)
         {

@@ -105,7 +105,7 @@ struct VerifiedCopy {
             mismatch()
             return (nil, size, copied)
         }
-        try context.placement.place(copy, at: path)
+        try context.placement.place(copy, at: path, verified: .init(digests: [self.pin.algorithm: copied]))
         return (size, size, copied)
     }
 }

@@ -1,0 +1,132 @@
+import FoundationEssentials
+@preconcurrency import Glibc
+
+/// What was verified of a placed file, kept on the file in the extended attribute
+/// `user.pinfetch` (<doc:ResumeAndCheckpoints#The-verified-record>): its digests, size, device,
+/// inode, modification and change times (nanoseconds), and the validator and URL it came from.
+///
+/// A rerun whose destination still matches the record takes the recorded digest instead of
+/// reading the file (``describes(_:)``); anything else is hashed as before. The change time is
+/// what makes the record hard to fool by accident: any write, `truncate`, `chmod`, `touch -r`,
+/// `cp -p` or restore sets it to "now", and no call lets a process set it back. Setting the
+/// record is itself a change, so the record cannot hold the file's final change time: it holds
+/// the change time a provisional record left just before (``changed``) and a bound
+/// ``changedBy`` at most ``window`` later, and the set is repeated until the change time it
+/// left lies between the two (else no record is left). A change within that window after the
+/// record (or within one clock tick, where the file system keeps coarse times) is not told
+/// apart. What the record does not prove: that nobody who can write the file (its owner, who
+/// can also write the record) forged it, or anything written to the block device underneath.
+struct VerifiedRecord: Codable, Equatable, Sendable {
+    /// The attribute's name (xattr(7), `user.` namespace).
+    static let attribute = "user.pinfetch"
+    /// The record's format; another version is ignored.
+    static let formatVersion = 1
+    /// How long after the provisional record's change time the file's may lie (nanoseconds):
+    /// about what one `fstat` and one `fsetxattr` take on a loaded machine.
+    static let window: Int64 = 200_000
+    /// Records larger than this are neither written nor read (bytes): one attribute block.
+    static let maximumSize = 2048
+
+    var version = Self.formatVersion
+    /// The file's length in bytes.
+    var size: Int64
+    var device: UInt64
+    var inode: UInt64
+    /// `st_mtim`, and the provisional record's `st_ctim` and the latest the final one's may be,
+    /// in nanoseconds since the epoch.
+    var modified: Int64
+    var changed: Int64
+    var changedBy: Int64
+    /// Lower-case hex digests by algorithm name (`sha256`, `sha384`, `sha512`).
+    var digests: [String: String]
+    /// The validator of the representation the bytes came from, when a mirror served them.
+    var validator: Validator?
+    /// That mirror's URL, without its secrets (``Redaction/url(_:)``).
+    var url: String?
+
+    /// The recorded digest for `algorithm`, if the record has one.
+    func digest(for algorithm: HashAlgorithm) -> [UInt8]? {
+        guard let bytes = self.digests[algorithm.rawValue].flatMap(Pin.bytes(fromHex:)),
+            bytes.count == algorithm.digestLength
+        else { return nil }
+        return bytes
+    }
+
+    /// Whether `info` (an `fstat` of the file now) is the file this record describes: a regular
+    /// file of the same device, inode, size and modification time, owned by this user, whose
+    /// change time lies between ``changed`` and ``changedBy``.
+    func describes(_ info: stat) -> Bool {
+        let changed = Self.nanoseconds(info.st_ctim)
+        return (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid()
+            && UInt64(info.st_dev) == self.device && UInt64(info.st_ino) == self.inode
+            && Int64(info.st_size) == self.size && Self.nanoseconds(info.st_mtim) == self.modified
+            && changed >= self.changed && changed <= self.changedBy
+    }
+
+    /// The record on the open `file` when it still describes the file, else `nil` (none, another
+    /// format, malformed, or the file changed since).
+    static func read(_ file: PartialFile) -> VerifiedRecord? {
+        var info = stat()
+        guard
+            case .bytes(let value) = ExtendedAttribute.read(
+                Self.attribute,
+                on: file.descriptor,
+                limit: Self.maximumSize
+            ),
+            fstat(file.descriptor, &info) == 0,
+            let record = try? JSONDecoder().decode(VerifiedRecord.self, from: Data(value)),
+            record.version == Self.formatVersion, record.describes(info)
+        else { return nil }
+        return record
+    }
+
+    /// Records on the open `file` that it holds `digests` (by algorithm), from `validator` at
+    /// `url` when a mirror served it. Called after the file's last change (placed, its partial
+    /// mark taken off). Best effort: where the file system keeps no user extended attributes,
+    /// the user may not write them (a read-only file), or the set took longer than ``window``
+    /// five times, no record is left and a rerun hashes the file, as without one.
+    /// - Returns: Whether a record is on the file now.
+    @discardableResult
+    static func record(
+        on file: PartialFile,
+        digests: [HashAlgorithm: [UInt8]],
+        validator: Validator? = nil,
+        url: String? = nil
+    ) -> Bool {
+        let fd = file.descriptor
+        // The provisional record: its change time is what the final one states.
+        guard ExtendedAttribute.set(Self.attribute, to: Array("{}".utf8), on: fd) else { return false }
+        for _ in 0..<5 {
+            var before = stat()
+            guard fstat(fd, &before) == 0 else { break }
+            let record = VerifiedRecord(
+                size: Int64(before.st_size),
+                device: UInt64(before.st_dev),
+                inode: UInt64(before.st_ino),
+                modified: Self.nanoseconds(before.st_mtim),
+                changed: Self.nanoseconds(before.st_ctim),
+                changedBy: Self.nanoseconds(before.st_ctim) + Self.window,
+                digests: Dictionary(uniqueKeysWithValues: digests.map { ($0.key.rawValue, Pin.hex($0.value)) }),
+                validator: validator,
+                url: url.map { Redaction.url($0) }
+            )
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard let bytes = try? encoder.encode(record), bytes.count <= Self.maximumSize else { break }
+            guard ExtendedAttribute.set(Self.attribute, to: Array(bytes), on: fd) else { break }
+            var after = stat()
+            if fstat(fd, &after) == 0, record.describes(after) { return true }
+        }
+        ExtendedAttribute.remove(Self.attribute, from: fd)
+        return false
+    }
+
+    /// Takes the record off the open `file` (before the file changes under pinfetch's hands).
+    static func remove(from file: PartialFile) {
+        ExtendedAttribute.remove(Self.attribute, from: file.descriptor)
+    }
+
+    static func nanoseconds(_ time: timespec) -> Int64 {
+        Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+}
