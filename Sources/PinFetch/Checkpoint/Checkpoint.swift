@@ -9,7 +9,8 @@ import FoundationEssentials
 /// exactly those bytes, so a resume hashes only what comes next. A durable record's bytes were
 /// `fsync`ed before it was written, and it keeps a digest of the 64 KiB before `offset` and the
 /// partial's identity, so a resume can tell a partial that changed since; a light record's bytes
-/// were only written, and a resume hashes them all again before using it. One record:
+/// were only written: it keeps the same and the boot it was written in, and a resume in another
+/// boot hashes its span again before using it. One record:
 ///
 /// ```text
 /// pinfetch-checkpoint 1
@@ -56,9 +57,13 @@ struct Checkpoint: Hashable, Sendable, Codable {
     /// What `<dest>.part` looked like when the record was written, so a resume can tell a partial
     /// that was replaced or edited since; `nil` in records that do not say.
     var partialIdentity: PartialIdentity?
-    /// SHA-256 of the ``tailLength(before:)`` bytes before `offset`; `nil` in light records (a
-    /// resume hashes their whole span again) and in records of the first format.
+    /// SHA-256 of the ``tailLength(before:)`` bytes before `offset`; `nil` in records of the
+    /// first format and in light records written before ``bootID`` was.
     var tailDigest: [UInt8]?
+    /// The boot a light record was written in (``BootID``): in the same boot its bytes are still
+    /// in the partial after any kill, so a resume trusts it after the tail check, without hashing
+    /// its span again; `nil` in durable records and in older light ones.
+    var bootID: String?
     /// Orders durable records: the one with the highest number is the newest; `nil` in light
     /// records and in records of the first format, which had one record per file.
     var sequence: UInt64?
@@ -137,7 +142,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     private enum CodingKeys: String, CodingKey {
         case url, mixedSources, pieced, validator, totalLength, offset, algorithm, hashState, hashStateSize,
             libraryVersion
-        case partialIdentity, tailDigest, sequence, spans, spanChecksums, failure
+        case partialIdentity, tailDigest, bootID, sequence, spans, spanChecksums, failure
     }
 
     init(
@@ -193,6 +198,13 @@ struct Checkpoint: Hashable, Sendable, Codable {
             }
             self.tailDigest = [UInt8](data)
         }
+        // A UUID (random(4)); anything else is no boot this kernel could have named.
+        self.bootID = try container.decodeIfPresent(String.self, forKey: .bootID)
+        if let boot = self.bootID,
+            boot.utf8.count != 36 || !boot.utf8.allSatisfy({ $0 == 0x2D || Character(Unicode.Scalar($0)).isHexDigit })
+        {
+            throw DecodingError.dataCorruptedError(forKey: .bootID, in: container, debugDescription: "not a boot id")
+        }
         self.sequence = try container.decodeIfPresent(UInt64.self, forKey: .sequence)
         self.spans = try container.decodeIfPresent([[Int64]].self, forKey: .spans)
         self.spanChecksums = try container.decodeIfPresent([UInt32].self, forKey: .spanChecksums)
@@ -213,6 +225,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
         try container.encode(self.libraryVersion, forKey: .libraryVersion)
         try container.encodeIfPresent(self.partialIdentity, forKey: .partialIdentity)
         try container.encodeIfPresent(self.tailDigest.map { Data($0).base64EncodedString() }, forKey: .tailDigest)
+        try container.encodeIfPresent(self.bootID, forKey: .bootID)
         try container.encodeIfPresent(self.sequence, forKey: .sequence)
         try container.encodeIfPresent(self.spans, forKey: .spans)
         try container.encodeIfPresent(self.spanChecksums, forKey: .spanChecksums)

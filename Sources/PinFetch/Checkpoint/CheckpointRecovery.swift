@@ -4,10 +4,12 @@
 /// 1. The newest durable record whose offset the partial still reaches and whose 64 KiB tail
 ///    digest still matches the partial; else the one before it; else none (the partial is not
 ///    trusted: a disk that lost acknowledged bytes, or an edit in place).
-/// 2. On top of it, the light record, when the bytes between the two offsets, hashed from the
-///    durable record's state, give the light record's digest (a kill keeps them; a power loss
-///    may leave zeros or old bytes there, and then the partial is cut back to the durable offset).
-///    Without any durable record, the light span starts at byte 0.
+/// 2. On top of it, the light record. Written in this boot (``BootID``), of this partial (device
+///    and inode) and with its 64 KiB tail still matching, it is trusted as it is: only a power
+///    loss or a kernel crash loses written bytes, and either is a new boot. Otherwise, only when
+///    the bytes between the two offsets, hashed from the durable record's state, give the light
+///    record's digest (a power loss may leave zeros or old bytes there, and then the partial is
+///    cut back to the durable offset). Without any durable record, the light span starts at 0.
 ///
 /// A durable record whose hash state cannot be restored here (another OpenSSL), or whose
 /// partial was replaced or edited at the same size since (``PartialIdentity``), is hashed again
@@ -43,8 +45,14 @@ struct CheckpointRecovery {
         let size = try partial.size()
         let identity = try partial.identity()
         var base: CheckpointRecovery?
+        // A durable record the partial no longer matches: something changed it since, so no
+        // light record is taken on trust either.
+        var changed = false
         for record in records.durable where record.algorithm == algorithm && record.offset <= size {
-            guard try Self.tailMatches(record, partial) else { continue }
+            guard try Self.tailMatches(record, partial) else {
+                changed = true
+                continue
+            }
             var digest = Self.restoredDigest(record)
             if digest == nil, record.libraryVersion == RunningDigest.libraryVersion,
                 record.hashStateSize == RunningDigest.stateSize(of: algorithm)
@@ -56,6 +64,7 @@ struct CheckpointRecovery {
                 let fresh = RunningDigest(algorithm: algorithm)
                 try partial.hash(from: 0, to: record.offset, into: fresh, isCancelled: isCancelled)
                 (digest, rehashed) = (fresh, record.offset)
+                changed = changed || !(record.partialIdentity?.mayDescribe(identity) ?? true)
             }
             base = CheckpointRecovery(checkpoint: record, digest: digest!, rehashedBytes: rehashed, isLight: false)
             break
@@ -73,7 +82,14 @@ struct CheckpointRecovery {
         }
         var resumed = base!
         if let light = records.light {
-            resumed = try Self.extend(resumed, to: light, partial: partial, size: size, isCancelled: isCancelled)
+            resumed = try Self.extend(
+                resumed,
+                to: light,
+                partial: partial,
+                size: size,
+                trusting: !changed,
+                isCancelled: isCancelled
+            )
         }
         // Only a durable record lists spans (light ones never do): kept past where the resume
         // starts when the partial reaches them and every byte of the span reads back with the
@@ -93,18 +109,30 @@ struct CheckpointRecovery {
         return resumed.checkpoint.offset > 0 ? resumed : nil
     }
 
-    /// `durable` moved forward to the light record when the bytes between them hash to its
+    /// `durable` moved forward to the light record: as it is when it may be `trusting` and was
+    /// written in this boot (``isSameBoot(_:_:)``), else when the bytes between them hash to its
     /// state; else `durable`, with the bytes hashed to find out counted.
     private static func extend(
         _ durable: CheckpointRecovery,
         to light: Checkpoint,
         partial: PartialFile,
         size: Int64,
+        trusting: Bool,
         isCancelled: () -> Bool
     ) throws(PinFetchError) -> CheckpointRecovery {
         let start = durable.checkpoint.offset
         guard light.algorithm == durable.checkpoint.algorithm, light.offset > start, light.offset <= size,
-            let expected = Self.restoredDigest(light),
+            let expected = Self.restoredDigest(light)
+        else { return durable }
+        if trusting, try Self.isSameBoot(light, partial) {
+            return CheckpointRecovery(
+                checkpoint: light,
+                digest: expected,
+                rehashedBytes: durable.rehashedBytes,
+                isLight: true
+            )
+        }
+        guard
             let digest = RunningDigest(
                 algorithm: light.algorithm,
                 restoring: durable.digest.serializedState(),
@@ -120,6 +148,17 @@ struct CheckpointRecovery {
             return kept
         }
         return CheckpointRecovery(checkpoint: light, digest: digest, rehashedBytes: rehashed, isLight: true)
+    }
+
+    /// Whether `light` was written in this boot, of this partial, and its tail still reads back
+    /// as it did: then every byte it covers is still the one that was hashed.
+    private static func isSameBoot(_ light: Checkpoint, _ partial: PartialFile) throws(PinFetchError) -> Bool {
+        guard let boot = light.bootID, boot == BootID.current, light.tailDigest != nil,
+            let recorded = light.partialIdentity
+        else { return false }
+        let identity = try partial.identity()
+        guard identity.device == recorded.device, identity.inode == recorded.inode else { return false }
+        return try Self.tailMatches(light, partial)
     }
 
     /// The record's hash state restored, or `nil` when it was written by another library or

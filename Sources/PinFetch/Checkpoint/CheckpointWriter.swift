@@ -60,6 +60,7 @@ final class CheckpointWriter: Sendable {
         largest.partialIdentity = PartialIdentity(device: .max, inode: .max, size: .max, modified: .max)
         largest.tailDigest = [UInt8](repeating: 0xFF, count: HashAlgorithm.sha256.digestLength)
         largest.sequence = .max
+        largest.bootID = String(repeating: "f", count: 36)
         largest.failure = Checkpoint.Failure(offset: .max, signature: "protocolViolation/\(Int.max)")
         guard CheckpointFile.fits(largest) else { return nil }
         self.file = CheckpointFile(path: path)
@@ -117,8 +118,11 @@ final class CheckpointWriter: Sendable {
             try self.file.writeDurable(record)
             self.durable.store(offset, ordering: .releasing)
         case .light:
-            // No tail digest and no identity: a resume checks every byte of the light span by
-            // hashing it again, so neither would be read. A light checkpoint reads nothing back.
+            // The tail (64 KiB read back from the page cache), the partial's identity and the
+            // boot: what a resume in the same boot checks instead of hashing the span again.
+            record.tailDigest = try self.partial.tailDigest(before: offset)
+            record.partialIdentity = try self.partial.identity()
+            record.bootID = BootID.current
             try self.file.writeLight(record)
         }
     }

@@ -3,8 +3,9 @@ import Testing
 
 @testable import PinFetch
 
-/// What a resume trusts of a partial: the light span only when it hashes to
-/// the light state, a durable record only while its 64 KiB tail is unchanged.
+/// What a resume trusts of a partial: the light span as it is in the boot that wrote it (after
+/// its tail check), after a reboot only when it hashes to the light state; a durable record
+/// only while its 64 KiB tail is unchanged.
 struct CheckpointRecoveryTests {
     static let content = pseudoRandomBytes(3 << 20, seed: 0x7265_636f)
     static let mebibyte: Int64 = 1 << 20
@@ -16,7 +17,13 @@ struct CheckpointRecoveryTests {
         var partialPath: String { self.directory + "/f.part" }
         var statePath: String { self.directory + "/f.part.state" }
 
-        init(in directory: String, size: Int64, checkpoints: [(CheckpointWriter.Kind, Int64)]) throws {
+        /// With `reboot`, the light record is made another boot's (``simulateReboot(stateFile:)``).
+        init(
+            in directory: String,
+            size: Int64,
+            checkpoints: [(CheckpointWriter.Kind, Int64)],
+            reboot: Bool = false
+        ) throws {
             self.directory = directory
             try Data(CheckpointRecoveryTests.content[..<Int(size)]).write(to: URL(filePath: self.partialPath))
             let partial = try PartialFile(path: self.partialPath)
@@ -35,6 +42,7 @@ struct CheckpointRecoveryTests {
             for (kind, offset) in checkpoints {
                 try writer.write(kind, offset: offset, state: CheckpointRecoveryTests.state(after: offset))
             }
+            if reboot { try simulateReboot(stateFile: self.statePath) }
         }
 
         /// Overwrites `count` bytes of the partial at `offset` with zeros, as a lost write leaves them.
@@ -73,7 +81,7 @@ struct CheckpointRecoveryTests {
         return Pin.hex(recovery.digest.finalize()) == Fixtures.sha256(Array(content[..<Int(offset)]))
     }
 
-    @Test func `after a kill the light span is checked by hashing it, and kept`() async throws {
+    @Test func `in the boot that wrote it the light record is trusted after its tail check`() async throws {
         try await withTemporaryDirectory { directory in
             let fixture = try Fixture(
                 in: directory,
@@ -83,16 +91,72 @@ struct CheckpointRecoveryTests {
             let recovery = try fixture.recover()
             #expect(Self.holds(recovery, at: 5 * Self.mebibyte / 2))
             #expect(recovery?.isLight == true)
-            #expect(recovery?.rehashedBytes == 3 * Self.mebibyte / 2)
+            #expect(recovery?.rehashedBytes == 0)
         }
     }
 
-    @Test func `a light span that lost its bytes is cut back to the durable offset`() async throws {
+    /// What the same boot does not take on trust: a light tail that changed, a partial that is
+    /// another file now (a copy renamed over it), a durable record whose tail changed (something
+    /// wrote the partial since), a light record of an older pinfetch that names no boot.
+    enum SameBootDoubt: String, CaseIterable {
+        case lightTailChanged, anotherFile, durableTailChanged, noBootRecorded
+    }
+
+    @Test(arguments: SameBootDoubt.allCases)
+    func `in the same boot a light record is hashed again when anything says the partial changed`(
+        doubt: SameBootDoubt
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(in: directory, size: 3 * Self.mebibyte, checkpoints: Self.twoDurablesAndLight)
+            switch doubt {
+            case .lightTailChanged:
+                try fixture.zero(at: 5 * Self.mebibyte / 2 - 10, count: 1)
+            case .anotherFile:
+                let copy = directory + "/copy"
+                try FileManager.default.copyItem(atPath: fixture.partialPath, toPath: copy)
+                #expect(rename(copy, fixture.partialPath) == 0)
+            case .durableTailChanged:
+                try fixture.zero(at: 2 * Self.mebibyte - 10, count: 1)
+            case .noBootRecorded:
+                try rewriteRecords(in: fixture.statePath) { $0.bootID = nil }
+            }
+            let recovery = try fixture.recover()
+            let hashedLightSpan = recovery.map { $0.rehashedBytes >= Self.mebibyte / 2 } ?? false
+            #expect(hashedLightSpan, "\(doubt): \(String(describing: recovery?.rehashedBytes))")
+            // Cut back to the newest durable record the partial still matches, when the light span
+            // fails; kept whole when it was only doubted.
+            let expected: Int64 =
+                switch doubt {
+                case .lightTailChanged: 2 * Self.mebibyte
+                case .durableTailChanged: Self.mebibyte
+                case .anotherFile, .noBootRecorded: 5 * Self.mebibyte / 2
+                }
+            #expect(Self.holds(recovery, at: expected), "\(doubt)")
+        }
+    }
+
+    @Test func `after a reboot the light span is checked by hashing it, and kept`() async throws {
         try await withTemporaryDirectory { directory in
             let fixture = try Fixture(
                 in: directory,
                 size: 3 * Self.mebibyte,
-                checkpoints: [(.durable, Self.mebibyte), (.light, 5 * Self.mebibyte / 2)]
+                checkpoints: [(.durable, Self.mebibyte), (.light, 5 * Self.mebibyte / 2)],
+                reboot: true
+            )
+            let recovery = try fixture.recover()
+            #expect(Self.holds(recovery, at: 5 * Self.mebibyte / 2))
+            #expect(recovery?.isLight == true)
+            #expect(recovery?.rehashedBytes == 3 * Self.mebibyte / 2)
+        }
+    }
+
+    @Test func `a light span that lost its bytes in a power loss is cut back to the durable offset`() async throws {
+        try await withTemporaryDirectory { directory in
+            let fixture = try Fixture(
+                in: directory,
+                size: 3 * Self.mebibyte,
+                checkpoints: [(.durable, Self.mebibyte), (.light, 5 * Self.mebibyte / 2)],
+                reboot: true
             )
             try fixture.zero(at: 2 * Self.mebibyte, count: 4096)
             let recovery = try fixture.recover()
@@ -109,7 +173,8 @@ struct CheckpointRecoveryTests {
             let fixture = try Fixture(
                 in: directory,
                 size: 2 * Self.mebibyte,
-                checkpoints: [(.light, 3 * Self.mebibyte / 2)]
+                checkpoints: [(.light, 3 * Self.mebibyte / 2)],
+                reboot: true
             )
             let recovery = try fixture.recover()
             #expect(Self.holds(recovery, at: 3 * Self.mebibyte / 2))

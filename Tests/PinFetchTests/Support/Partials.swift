@@ -89,3 +89,14 @@ func writePartial(
     )
     try Data(checkpoint.encoded()).write(to: URL(filePath: destination + ".part.state"))
 }
+
+/// What a reboot does to a partial's light checkpoint, as a resume sees it: the record names a
+/// boot that is not the running one (``BootID``), so its span is hashed again before it is
+/// trusted. Tests that simulate a power loss within one boot (zeros or old bytes where written
+/// ones were) call it, since only a new boot can lose written bytes.
+func simulateReboot(stateFile path: String) throws {
+    let records = try #require(CheckpointFile.read(path), "no state file at \(path)")
+    var light = try #require(records.light, "no light record in \(path)")
+    light.bootID = "00000000-0000-4000-8000-000000000000"
+    try CheckpointFile(path: path).writeLight(light)
+}

@@ -139,9 +139,6 @@ extension ProcessTests {
             return light
         }
 
-        /// The bytes a rerun hashes again: the light span, when it is used.
-        var lightSpan: Int { (self.checkpointOffset ?? 0) - (self.durableOffset ?? 0) }
-
         var description: String {
             let destination = self.destination.map { "\($0.count) bytes" } ?? "absent"
             let partial = self.partial.map { "\($0.count) bytes" } ?? "absent"

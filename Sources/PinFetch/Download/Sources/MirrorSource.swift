@@ -90,13 +90,26 @@ final class MirrorSource: Source {
     }
 
     /// Decides about a partial left by an earlier run (Resume and checkpoints, "The resume
-    /// decision") and downloads what is missing.
+    /// decision") and downloads what is missing. The `HEAD` comes before any byte of the partial
+    /// is read again: a representation that changed would make that read wasted.
     private func takeOverPartial() throws(PinFetchError) {
         let sidecars = self.sidecars
         let records = CheckpointFile.read(sidecars.checkpoint) ?? CheckpointFile.Records()
         let newest = records.durable.first ?? records.light
         // Without a pin, hash on with what the partial was hashed with.
         if self.pin == nil, let algorithm = newest?.algorithm { self.partial.use(algorithm) }
+        let partialSize = FileSystem.size(of: sidecars.partial)
+        if let newest, let index = self.mirrors.urls.firstIndex(where: newest.names) {
+            self.mirrors.current = index  // continue where the partial came from
+        }
+        // HEAD only helps decide about a partial with a checkpoint: without one, the partial is
+        // discarded whatever HEAD says, and the GET says all there is to know.
+        var probe = newest != nil && partialSize != nil ? self.requests.probe(self.mirrors.current) : nil
+        if let newest, case .startOver(let reason) = self.decide(newest, partialSize, probe),
+            ![.noCheckpoint, .partialShorterThanCheckpoint].contains(reason)
+        {
+            return try self.startOver(reason)
+        }
         var recovery: CheckpointRecovery?
         if newest != nil, let file = try? PartialFile(path: sidecars.partial, readOnly: true) {
             recovery = try CheckpointRecovery.recover(records, partial: file, algorithm: self.partial.state.algorithm) {
@@ -104,29 +117,14 @@ final class MirrorSource: Source {
             }
         }
         self.partial.rehashedBytes += recovery?.rehashedBytes ?? 0
-        if let checkpoint = recovery?.checkpoint, let index = self.mirrors.urls.firstIndex(where: checkpoint.names) {
-            self.mirrors.current = index  // continue where the partial came from
+        if let checkpoint = recovery?.checkpoint, let index = self.mirrors.urls.firstIndex(where: checkpoint.names),
+            index != self.mirrors.current
+        {
+            self.mirrors.current = index  // an older record, of another mirror
+            probe = self.requests.probe(index)
         }
-        // HEAD only helps decide about a partial with a checkpoint: without one, the partial is
-        // discarded whatever HEAD says, and the GET says all there is to know.
-        let probe = recovery != nil ? self.requests.probe(self.mirrors.current) : nil
-        let decision = ResumeDecision.decide(
-            checkpoint: recovery?.checkpoint,
-            partialSize: FileSystem.size(of: sidecars.partial),
-            url: self.mirrors.urls[self.mirrors.current],
-            algorithm: self.partial.state.algorithm,
-            probe: probe,
-            pinned: self.pin != nil
-        )
-        if case .startOver(let reason) = decision {
-            if reason != .noPartial {
-                self.reporter.decide("partial not resumed: \(reason.rawValue); starting from byte 0")
-            }
-            // A partial of another URL is still sound for that URL: it stays until an answer
-            // replaces it, so a URL that never answers costs none of it (Architecture, "Mirrors").
-            if reason != .differentURL { try self.partial.discard() }
-            return try self.download()
-        }
+        let decision = self.decide(recovery?.checkpoint, partialSize, probe)
+        if case .startOver(let reason) = decision { return try self.startOver(reason) }
         // A decision to keep the partial was made from its checkpoint.
         guard let recovery else { throw PinFetchError(.generic, "internal: a partial kept without its checkpoint") }
         if decision == .finalize {
@@ -145,6 +143,28 @@ final class MirrorSource: Source {
             )
             self.partial.state.crossMirror = true
         }
+        try self.download()
+    }
+
+    private func decide(_ checkpoint: Checkpoint?, _ partialSize: Int64?, _ probe: Probe?) -> ResumeDecision {
+        ResumeDecision.decide(
+            checkpoint: checkpoint,
+            partialSize: partialSize,
+            url: self.mirrors.urls[self.mirrors.current],
+            algorithm: self.partial.state.algorithm,
+            probe: probe,
+            pinned: self.pin != nil
+        )
+    }
+
+    /// Downloads from byte 0 for `reason`.
+    private func startOver(_ reason: ResumeDecision.Reason) throws(PinFetchError) {
+        if reason != .noPartial {
+            self.reporter.decide("partial not resumed: \(reason.rawValue); starting from byte 0")
+        }
+        // A partial of another URL is still sound for that URL: it stays until an answer
+        // replaces it, so a URL that never answers costs none of it (Architecture, "Mirrors").
+        if reason != .differentURL { try self.partial.discard() }
         try self.download()
     }
 }
