@@ -254,6 +254,30 @@ extension FetchTests {
         }
     }
 
+    /// The `HEAD` comes before any byte of the partial is read again: a partial whose record
+    /// would be hashed again from byte 0 (written by another OpenSSL) is dropped unread when the
+    /// representation changed since.
+    @Test func `a partial of a representation that changed is dropped before any of it is re-hashed`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.b, etag: Fixtures.etagB)) { server in
+            try await withTemporaryDirectory { directory in
+                try writePartial(
+                    Fixtures.a[..<500_000],
+                    of: Int64(Fixtures.a.count),
+                    to: "\(directory)/out.bin",
+                    url: server.url(),
+                    etag: Fixtures.etagA
+                )
+                try rewriteRecords(in: "\(directory)/out.bin.part.state") { $0.libraryVersion &+= 1 }
+                let result = await self.fetch(server, into: directory, pin: nil)
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.rehashedBytes == 0)
+                #expect(result.resumedFrom == 0)
+                #expect(server.requests.map(\.method) == ["HEAD", "GET"])
+                #expect(contents("\(directory)/out.bin") == Fixtures.b)
+            }
+        }
+    }
+
     /// A chunked body that ended cleanly records its length: a run stopped before placing the
     /// file (here a file took its server-chosen name meanwhile) leaves a partial the next run
     /// finalizes on HEAD's length, unpinned, without a GET; so a server that breaks a range at the
