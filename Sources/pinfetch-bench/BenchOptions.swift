@@ -15,8 +15,8 @@ struct BenchOptions {
     var work: String?
     /// Keep the work directory (and its files) at the end.
     var keep = false
-    /// The cases to run (1...9).
-    var cases: Set<Int> = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    /// The cases to run (1...10).
+    var cases: Set<Int> = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     /// The pinfetch binary; `nil` is `pinfetch` next to this executable.
     var pinfetch: String?
     var showHelp = false
@@ -46,6 +46,8 @@ struct BenchOptions {
              pinfetch -j 64 vs curl --parallel --parallel-max 64 --http2, aria2c -j 16; TCP connections
           9  case 1's file at 20 MiB/s per connection: pinfetch --segments 8 vs --segments 1,
              aria2c -x 8 -s 8 --checksum, curl; then unthrottled, --segments 8 vs 1
+          10 reruns over case 1's file in place: pinned vs openssl dgst -sha256 over it; unpinned,
+             the body bytes received (a 304 to its condition)
 
         Options:
           --rounds N       rounds, each pairing pinfetch with its comparisons (default 5)
@@ -97,8 +99,8 @@ struct BenchOptions {
             case "--only":
                 let text = try value()
                 let parsed = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-                guard !parsed.isEmpty, parsed.allSatisfy({ $0.map { (1...9).contains($0) } ?? false }) else {
-                    throw BenchError("--only takes case numbers 1 to 9 separated by commas, not '\(text)'")
+                guard !parsed.isEmpty, parsed.allSatisfy({ $0.map { (1...10).contains($0) } ?? false }) else {
+                    throw BenchError("--only takes case numbers 1 to 10 separated by commas, not '\(text)'")
                 }
                 self.cases = Set(parsed.compactMap { $0 })
             default: throw BenchError("unknown option '\(argument)' (see --help)")

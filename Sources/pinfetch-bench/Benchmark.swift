@@ -116,6 +116,7 @@ final class Benchmark {
         if cases.contains(7) { try self.caseStartup() }
         if cases.contains(8) { try self.caseRoundTrip() }
         if cases.contains(9) { try self.caseSegments() }
+        if cases.contains(10) { try self.caseReruns() }
         print("## Targets\n")
         print("Ratios are medians of per-round ratios (each pinfetch run against its comparison of the same round).\n")
         for target in self.targets.sorted(by: { $0.name < $1.name }) { print("    " + target.line) }
@@ -157,7 +158,7 @@ final class Benchmark {
         )
     }
 
-    var needsBig: Bool { !self.options.cases.isDisjoint(with: [1, 2, 3, 5, 9]) }
+    var needsBig: Bool { !self.options.cases.isDisjoint(with: [1, 2, 3, 5, 9, 10]) }
     var needsLarge: Bool { self.options.cases.contains(3) }
     var needsMany: Bool { !self.options.cases.isDisjoint(with: [4, 8]) }
     var needsKill: Bool { self.options.cases.contains(6) }

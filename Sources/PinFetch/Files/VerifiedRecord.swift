@@ -22,8 +22,8 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
     /// The record's format; another version is ignored.
     static let formatVersion = 1
     /// How long after the provisional record's change time the file's may lie (nanoseconds):
-    /// about what one `fstat` and one `fsetxattr` take on a loaded machine.
-    static let window: Int64 = 200_000
+    /// one `fstat` and one `fsetxattr` take microseconds; 1 ms leaves room for a loaded machine.
+    static let window: Int64 = 1_000_000
     /// Records larger than this are neither written nor read (bytes): one attribute block.
     static let maximumSize = 2048
 
@@ -84,7 +84,7 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
     /// `url` when a mirror served it. Called after the file's last change (placed, its partial
     /// mark taken off). Best effort: where the file system keeps no user extended attributes,
     /// the user may not write them (a read-only file), or the set took longer than ``window``
-    /// five times, no record is left and a rerun hashes the file, as without one.
+    /// eight times, no record is left and a rerun hashes the file, as without one.
     /// - Returns: Whether a record is on the file now.
     @discardableResult
     static func record(
@@ -96,7 +96,7 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
         let fd = file.descriptor
         // The provisional record: its change time is what the final one states.
         guard ExtendedAttribute.set(Self.attribute, to: Array("{}".utf8), on: fd) else { return false }
-        for _ in 0..<5 {
+        for _ in 0..<8 {
             var before = stat()
             guard fstat(fd, &before) == 0 else { break }
             let record = VerifiedRecord(

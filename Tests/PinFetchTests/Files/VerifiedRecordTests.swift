@@ -166,7 +166,7 @@ struct VerifiedRecordTests {
             var record = try #require(Self.record(output))
             record.changed = VerifiedRecord.nanoseconds(edited.st_ctim)
             record.changedBy = record.changed + VerifiedRecord.window
-            usleep(1_000)  // a forger that takes longer than the window
+            usleep(5_000)  // a forger that takes longer than the window
             let bytes = try JSONEncoder().encode(record)
             #expect(Self.setRecord(Array(bytes), on: output))
         }
