@@ -96,22 +96,25 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
         let fd = file.descriptor
         // The provisional record: its change time is what the final one states.
         guard ExtendedAttribute.set(Self.attribute, to: Array("{}".utf8), on: fd) else { return false }
+        let hex = Dictionary(uniqueKeysWithValues: digests.map { ($0.key.rawValue, Pin.hex($0.value)) })
+        let shown = url.map { Redaction.url($0) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for _ in 0..<8 {
             var before = stat()
             guard fstat(fd, &before) == 0 else { break }
+            let changed = Self.nanoseconds(before.st_ctim)
             let record = VerifiedRecord(
                 size: Int64(before.st_size),
                 device: UInt64(before.st_dev),
                 inode: UInt64(before.st_ino),
                 modified: Self.nanoseconds(before.st_mtim),
-                changed: Self.nanoseconds(before.st_ctim),
-                changedBy: Self.nanoseconds(before.st_ctim) + Self.window,
-                digests: Dictionary(uniqueKeysWithValues: digests.map { ($0.key.rawValue, Pin.hex($0.value)) }),
+                changed: changed,
+                changedBy: changed + Self.window,
+                digests: hex,
                 validator: validator,
-                url: url.map { Redaction.url($0) }
+                url: shown
             )
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             guard let bytes = try? encoder.encode(record), bytes.count <= Self.maximumSize else { break }
             guard ExtendedAttribute.set(Self.attribute, to: Array(bytes), on: fd) else { break }
             var after = stat()
