@@ -32,8 +32,11 @@ struct ConditionalRefresh: Equatable, Sendable {
         self.size = record.size
     }
 
-    /// Whether `mirror` (its whole URL) is the one the bytes came from.
-    func applies(to mirror: String) -> Bool { Redaction.url(mirror) == self.url }
+    /// Whether `mirror` (its whole URL) is the one the bytes came from. Only a URL without a
+    /// secret can be: the record keeps URLs with their secrets as `***`, and two URLs that
+    /// differ only in one (`?token=A`, `?token=B`) may name two files, whose `304` would keep the
+    /// other's bytes (the rule of ``Checkpoint/names(_:)``).
+    func applies(to mirror: String) -> Bool { Redaction.url(mirror) == mirror && mirror == self.url }
 
     /// The condition's header line.
     var header: String {

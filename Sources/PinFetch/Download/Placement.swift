@@ -24,14 +24,15 @@ struct Placement: Sendable {
 
     /// Places `file`, open at `path` and verified, at the destination: its usual mode (it was
     /// private while unverified), `modificationTime` (seconds since the epoch) when given,
-    /// `fsync`, the identity check, a durable rename, then the record of what was verified.
+    /// `fsync`, the identity check, a durable rename, then the record of what was verified
+    /// (`nil`: none; the next run hashes the file and records it then).
     /// - Throws: ``PinFetchError/Code/fileIO`` when any of these but the record fails, or `path`
     ///   names another file now (nothing is renamed then).
     func place(
         _ file: PartialFile,
         at path: String,
         modificationTime: Int64? = nil,
-        verified: Verified
+        verified: Verified?
     ) throws(PinFetchError) {
         try file.setMode(FileSystem.creationMode)
         if let modificationTime { try file.setModificationTime(modificationTime) }  // durable with the bytes
@@ -56,6 +57,8 @@ struct Placement: Sendable {
         // its own name, which no other destination's partial check matches.
         PartialMark.remove(file.descriptor)
         // Last: any change after it would make the record describe another file.
-        VerifiedRecord.record(on: file, digests: verified.digests, validator: verified.validator, url: verified.url)
+        if let verified {
+            VerifiedRecord.record(on: file, digests: verified.digests, validator: verified.validator, url: verified.url)
+        }
     }
 }

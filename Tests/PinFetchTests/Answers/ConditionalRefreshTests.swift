@@ -161,6 +161,25 @@ struct ConditionalRefreshTests {
         }
     }
 
+    /// Two URLs that differ only in a secret are recorded alike (`?token=***`): either may name
+    /// another file, so neither is asked with the other's condition.
+    @Test func `a URL with a secret in it is never asked with a condition`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                let first = await Fetcher.immediate().run(server.url("/dl?token=AAA"), to: output)
+                #expect(first.error == nil, "\(failure(first))")
+                #expect(VerifiedRecordTests.record(output)?.url == server.url("/dl?token=***"))
+                for url in [server.url("/dl?token=BBB"), server.url("/dl?token=AAA")] {
+                    let seen = server.requests.count
+                    let again = await Fetcher.immediate().run(url, to: output)
+                    #expect(again.status == .downloaded, "\(url)")
+                    #expect(server.requests.dropFirst(seen).allSatisfy { !TestHTTPServer.isConditional($0) }, "\(url)")
+                }
+            }
+        }
+    }
+
     @Test func `the condition goes only to the mirror the file came from`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
             try await withTemporaryDirectory { directory in

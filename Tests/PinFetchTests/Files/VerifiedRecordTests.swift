@@ -212,4 +212,35 @@ struct VerifiedRecordTests {
             }
         }
     }
+
+    /// A resumed file's prefix was hashed by an earlier run; an edit of the partial in place
+    /// since is not detected (documented), so the file gets no record: the next run reads it,
+    /// finds other bytes than the pin, and fetches the file again.
+    @Test func `a file resumed from an earlier run's partial gets no record: the next run reads it`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                try writePartial(
+                    Fixtures.a[..<500_000],
+                    of: Int64(Fixtures.a.count),
+                    to: output,
+                    url: server.url(),
+                    etag: Fixtures.etagA
+                )
+                let handle = try #require(FileHandle(forUpdatingAtPath: output + ".part"))
+                try handle.seek(toOffset: 1000)
+                handle.write(Data(Fixtures.b[..<16]))  // edited in place after the checkpoint
+                try handle.close()
+                let resumed = await Fetcher.immediate().run(server.url(), to: output, verifying: try Self.pinA)
+                #expect(resumed.status == .resumed, "\(failure(resumed))")
+                #expect(Self.record(output) == nil)
+                let rerun = await Fetcher.immediate().run(server.url(), to: output, verifying: try Self.pinA)
+                #expect(rerun.error == nil, "\(failure(rerun))")
+                #expect(rerun.rehashedBytes == Int64(Fixtures.a.count))
+                #expect(rerun.status == .downloaded)
+                #expect(contents(output) == Fixtures.a)
+                #expect(Self.record(output) != nil)
+            }
+        }
+    }
 }

@@ -119,18 +119,24 @@ extension MirrorSource {
     private func placeVerified(digest: [UInt8]) throws(PinFetchError) {
         let file = try self.partial.openForPlacement()  // a zero-byte body wrote none
         let modified = self.options.remoteTime ? self.partial.state.remoteModified : nil
-        // The validator only when it vouches for every byte: one representation, one mirror.
+        // Recorded only when this run hashed every byte as it arrived: a resumed partial's prefix
+        // was hashed by an earlier run, and the file may have been written since (an edit in
+        // place is not detected, <doc:ResumeAndCheckpoints#The-verified-record>); the next run
+        // then reads the placed file once, and records it. The validator only when it vouches
+        // for every byte: one representation, one mirror.
         let state = self.partial.state
         let single = !state.mixedSources && !state.crossMirror
         try self.placement.place(
             file,
             at: self.sidecars.partial,
             modificationTime: modified,
-            verified: .init(
-                digests: [state.algorithm: digest],
-                validator: single ? state.validator : nil,
-                url: single ? state.source : nil
-            )
+            verified: state.resumedFrom > 0
+                ? nil
+                : .init(
+                    digests: [state.algorithm: digest],
+                    validator: single ? state.validator : nil,
+                    url: single ? state.source : nil
+                )
         )
         try self.partial.placed()
         // Only pinned bytes enter the cache, copied from the descriptor that was hashed.
