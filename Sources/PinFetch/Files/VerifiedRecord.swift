@@ -94,7 +94,12 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
         url: String? = nil
     ) -> Bool {
         let fd = file.descriptor
-        // The provisional record: its change time is what the final one states.
+        // The provisional record: its change time is what the final one states. Read the change
+        // time first: where the kernel keeps coarse times unless they were read since the last
+        // change (multigrain timestamps, Linux 6.13), the provisional's is then fine-grained, and
+        // the final set lands microseconds after it, not a clock tick.
+        var read = stat()
+        _ = fstat(fd, &read)
         guard ExtendedAttribute.set(Self.attribute, to: Array("{}".utf8), on: fd) else { return false }
         let hex = Dictionary(uniqueKeysWithValues: digests.map { ($0.key.rawValue, Pin.hex($0.value)) })
         let shown = url.map { Redaction.url($0) }
