@@ -43,6 +43,21 @@ struct SegmentPlanTests {
         #expect(ramp.isSettled)
     }
 
+    @Test func `a lead held back upstream brings every connection at once`() {
+        // A server holding each connection to 20: 8 connections at 20 stay under a hash of 1000.
+        var capped = SegmentRamp(maximum: 7, hashRate: 1000)
+        #expect(capped.next(rate: 20) == .add && capped.allowed == 7)
+        #expect(capped.next(rate: 150) == .hold && capped.isSettled && capped.allowed == 7)
+        // A server whose cap is shared by all connections: they bring nothing and go.
+        var shared = SegmentRamp(maximum: 7, hashRate: 1000)
+        #expect(shared.next(rate: 20) == .add && shared.allowed == 7)
+        #expect(shared.next(rate: 25) == .remove && shared.isSettled && shared.allowed == 0)
+        // A lead near what the hash takes: the connections double, as without a hash rate.
+        var fast = SegmentRamp(maximum: 7, hashRate: 1000)
+        #expect(fast.next(rate: 400) == .add && fast.allowed == 1)
+        #expect(fast.next(rate: 410) == .remove && fast.allowed == 0)
+    }
+
     @Test func `a step that brings too little is taken back, and the ramp stops`() {
         var flat = SegmentRamp(maximum: 7)
         #expect(flat.next(rate: 1000) == .add)

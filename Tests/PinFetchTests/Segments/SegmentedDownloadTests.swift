@@ -173,7 +173,7 @@ struct SegmentedDownloadTests {
         }
     }
 
-    @Test func `a lagging first piece is asked for again on a free connection, and nothing is read back`()
+    @Test func `a lagging first piece is asked for again on a free connection, and little is read back`()
         async throws
     {
         let body = pseudoRandomBytes(2 << 20, seed: 147)
@@ -199,7 +199,10 @@ struct SegmentedDownloadTests {
                     ($0.dropFirst(6).split(separator: "-").first.flatMap { Int($0) } ?? 0) % (256 << 10) != 0
                 }
                 #expect(again.count == 1, "\(ranges)")
-                #expect(result.rehashedBytes == 0)
+                // The helpers start at once (the lead is held back): what they bring past the
+                // memory bound while piece 0 lags is read back when the hash reaches it, and never
+                // more than that.
+                #expect(result.rehashedBytes <= Int64(body.count - (256 << 10) - options.segmentMemoryBound))
                 // Bytes both streams brought count as downloaded: at most the rest of piece 0 twice.
                 #expect(result.downloadedBytes >= Int64(body.count))
                 #expect(result.downloadedBytes <= Int64(body.count) + (256 << 10))

@@ -1,11 +1,14 @@
 @preconcurrency import Glibc
 
-/// How many helper connections a segmented fetch runs, as TCP's slow start grows its
-/// window: the connections double each step (2, 4, 8, … up to the maximum) while the total rate
-/// still rises by at least half of what they would add if each had its own limit (the first
-/// helper: a tenth); a step that did not is taken back, for good. On a server that limits each connection they all come within
-/// a second or two; where the hash, the disk or the CPU sets the pace (a fast loopback) the first
-/// helper brings nothing and goes (it would only cost CPU).
+/// How many helper connections a segmented fetch runs. When even every connection at the
+/// lead's rate would stay under what this machine hashes (``hashRate``), something upstream caps
+/// the lead (a server that limits each connection, a long fat path): all of them start at once.
+/// Otherwise they grow as TCP's slow start grows its window: they double each step (2, 4, 8, …
+/// up to the maximum) while the total rate still rises by at least half of what they would add
+/// if each had its own limit (the first helper: a tenth). A step that did not is taken back, for
+/// good. Where the hash, the disk or the CPU sets the pace (a fast loopback) the first helper
+/// brings nothing and goes (it would only cost CPU); a server that refuses connections past a
+/// limit takes one away per refusal (``SegmentedFetch``'s back-off).
 ///
 /// Pure: ``SegmentedFetch`` measures the rate (bytes per second delivered) after each step.
 struct SegmentRamp: Sendable {
@@ -27,8 +30,12 @@ struct SegmentRamp: Sendable {
     /// The rate and the helpers before the last step.
     private var before: (rate: Double, allowed: Int)?
 
-    init(maximum: Int) {
+    /// Bytes per second one core hashes (``localHashRate``); 0 never starts all at once.
+    let hashRate: Double
+
+    init(maximum: Int, hashRate: Double = 0) {
         self.maximum = max(0, maximum)
+        self.hashRate = hashRate
         self.isSettled = self.maximum == 0
     }
 
@@ -38,8 +45,10 @@ struct SegmentRamp: Sendable {
         if let before = self.before {
             let gain = Double(self.allowed + 1) / Double(before.allowed + 1) - 1  // with a limit per connection
             // The lead's rate alone is the least sure (a server's first-second burst inflates it):
-            // the first helper stays when it brings a tenth more; later steps, half their share.
-            let needed = before.allowed == 0 ? 1.1 : 1 + 0.5 * gain
+            // the first helper stays when it brings a tenth more, all of them at once when they
+            // bring a quarter of their share; later steps, half their share.
+            let needed =
+                before.allowed > 0 ? 1 + 0.5 * gain : self.allowed == 1 ? 1.1 : 1 + 0.25 * gain
             guard rate >= before.rate * needed else {
                 self.isSettled = true
                 self.allowed = before.allowed
@@ -50,10 +59,30 @@ struct SegmentRamp: Sendable {
             self.isSettled = true
             return .hold
         }
+        if self.before == nil, rate > 0, rate * Double(self.maximum + 1) <= self.hashRate {
+            self.before = (rate, 0)
+            self.allowed = self.maximum  // full width at once: the lead is held back upstream
+            return .add
+        }
         self.before = (rate, self.allowed)
         self.allowed = min(self.maximum, 2 * (self.allowed + 1) - 1)
         return .add
     }
+}
+
+extension SegmentRamp {
+    /// Bytes per second one core hashes with SHA-256 (SHA-512 is within a factor of two of it
+    /// either way), measured once per process over 4 MiB (a few milliseconds) and halved: the
+    /// hash of a segmented fetch shares its core with the transfers' copies.
+    static let localHashRate: Double = {
+        let bytes = [UInt8](repeating: 0x5A, count: 4 << 20)
+        let digest = RunningDigest(algorithm: .sha256)
+        let start = ContinuousClock.now
+        bytes.withUnsafeBytes { digest.update($0) }
+        _ = digest.finalize()
+        let seconds = max((ContinuousClock.now - start) / .seconds(1), 1e-6)
+        return Double(bytes.count) / seconds / 2
+    }()
 }
 
 extension SegmentedFetch {
@@ -67,7 +96,7 @@ extension SegmentedFetch {
         start: @escaping @Sendable (Int) -> Void
     ) {
         self.startHelper { [self] in
-            var ramp = SegmentRamp(maximum: maximum)
+            var ramp = SegmentRamp(maximum: maximum, hashRate: SegmentRamp.localHashRate)
             var started = 0
             // Measured from now, after the lead's first quarter second: a server's first burst
             // (nginx sends a second's worth at once) would make any helper look useless.

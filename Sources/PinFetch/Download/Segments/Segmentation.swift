@@ -167,7 +167,12 @@ struct Segmentation: Sendable {
             mirrors: mirrors
         )
         // A server that refused pieces earlier in this run (429, 503) gets no more than it took.
-        let helpers = min(min(options.segments, open) - 1, self.policy.helperCeiling ?? .max)
+        // The lead holds one of the origin's connections (`--max-connections-per-host`): helpers
+        // past the rest would only wait for one, and then overlap the ones they wait for.
+        let helpers = min(
+            min(options.segments, open, options.maximumConnectionsPerHost) - 1,
+            self.policy.helperCeiling ?? .max
+        )
         let reporter = self.requester.reporter
         if !kept.isEmpty {
             let bytes = kept.reduce(Int64(0)) { $0 + Int64($1.range.count) }

@@ -61,6 +61,8 @@ final class SegmentedFetch: @unchecked Sendable {
     /// What became of each other mirror helpers asked: `"ok"` while it delivered, else why it
     /// was left.
     private var otherMirrors: [Int: String] = [:]
+    /// For each other mirror that has delivered nothing yet, the one helper asking it.
+    private var probing: [Int: Int] = [:]
     private let condition = Condition()
     private var plan: SegmentPlan
     private var stopped: Stop?
@@ -265,14 +267,19 @@ final class SegmentedFetch: @unchecked Sendable {
     /// Helpers allowed now.
     var helpersAllowed: Int { self.locked { self.allowedHelpers } }
 
-    /// The mirror fetcher `n` asks: helpers take the mirrors in turn, the lead's first.
-    /// (Only among the mirrors not dropped: ``dropMirror(_:claim:because:)``.)
+    /// The mirror fetcher `n` asks: helpers take the mirrors not dropped in turn, the lead's
+    /// first. One that has delivered nothing yet is asked by one helper at a time (a wrong one
+    /// costs one answer, however many start at once); the others ask the lead's meanwhile.
     func mirror(for fetcher: Int) -> Int {
         self.locked {
             let live = self.mirrors.enumerated().filter {
                 $0.offset == 0 || self.otherMirrors[$0.element] ?? "ok" == "ok"
             }
-            return live[fetcher % live.count].element
+            let mirror = live[fetcher % live.count].element
+            guard mirror != self.mirrors[0], self.otherMirrors[mirror] == nil else { return mirror }
+            if let prober = self.probing[mirror], prober != fetcher { return self.mirrors[0] }
+            self.probing[mirror] = fetcher
+            return mirror
         }
     }
 
