@@ -115,7 +115,7 @@ extension SegmentedFetch {
                         start(started)
                     }
                     // Their first quarter second (connect, ask, first bytes) is not measured.
-                    usleep(250_000)
+                    self.pause(0.25)
                 case .remove: note("\(speed): too little for them; back to \(ramp.allowed + 1)")
                 case .hold: note("\(speed): no more connections")
                 }
@@ -123,16 +123,24 @@ extension SegmentedFetch {
         }
     }
 
+    /// Sleeps `seconds`, in steps of 10 ms, ending early once the phase stopped or has no piece
+    /// left to give out: the phase's end waits for this thread, so a long sleep would hold a
+    /// file that is already complete (a quarter second for a fast loopback download).
+    private func pause(_ seconds: Double) {
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < end, self.stop == nil, self.hasOpenPieces { usleep(10_000) }
+    }
+
     /// The rate the assembler sees (bytes per second) over the next quarter second, or longer,
     /// up to 2 s, until each of `connections` delivered 512 KiB: a server that paces in chunks
     /// (64 KiB at a time at 200 KiB/s) would make a short window say anything.
     private func measureRate(connections: Int) -> Double {
         let (startBytes, startTime) = (self.assembler.deliveredBytes, ContinuousClock.now)
-        usleep(250_000)
+        self.pause(0.25)
         while ContinuousClock.now - startTime < .seconds(2), self.stop == nil, self.hasOpenPieces,
             self.assembler.deliveredBytes - startBytes < Int64(connections) << 19
         {
-            usleep(50_000)
+            usleep(10_000)
         }
         let seconds = max((ContinuousClock.now - startTime) / .seconds(1), 0.001)
         return Double(self.assembler.deliveredBytes - startBytes) / seconds
