@@ -33,6 +33,8 @@ struct CheckpointRecovery {
     ///   - records: The state file's intact records.
     ///   - partial: The partial, open for reading.
     ///   - algorithm: The algorithm the download hashes with; records of another are ignored.
+    ///   - stateWritten: When the state file was last written (its `st_mtim`, nanoseconds), or
+    ///     `nil` when unknown: then no light record is trusted without hashing its span again.
     ///   - isCancelled: Asked while hashing again (a signal ends the run; nothing was changed).
     /// - Throws: ``PinFetchError/Code/fileIO`` when the partial cannot be read;
     ///   ``PinFetchError/Code/cancelled`` when `isCancelled` said so.
@@ -40,6 +42,7 @@ struct CheckpointRecovery {
         _ records: CheckpointFile.Records,
         partial: PartialFile,
         algorithm: HashAlgorithm,
+        stateWritten: Int64? = nil,
         isCancelled: () -> Bool = { false }
     ) throws(PinFetchError) -> CheckpointRecovery? {
         let size = try partial.size()
@@ -87,7 +90,7 @@ struct CheckpointRecovery {
                 to: light,
                 partial: partial,
                 size: size,
-                trusting: !changed,
+                trusting: !changed ? stateWritten : nil,
                 isCancelled: isCancelled
             )
         }
@@ -109,22 +112,23 @@ struct CheckpointRecovery {
         return resumed.checkpoint.offset > 0 ? resumed : nil
     }
 
-    /// `durable` moved forward to the light record: as it is when it may be `trusting` and was
-    /// written in this boot (``isSameBoot(_:_:)``), else when the bytes between them hash to its
+    /// `durable` moved forward to the light record: as it is when it may be trusted (a state file
+    /// written at `stateWritten`) and was written in this boot (``isSameBoot(_:_:stateWritten:)``),
+    /// else when the bytes between them hash to its
     /// state; else `durable`, with the bytes hashed to find out counted.
     private static func extend(
         _ durable: CheckpointRecovery,
         to light: Checkpoint,
         partial: PartialFile,
         size: Int64,
-        trusting: Bool,
+        trusting stateWritten: Int64?,
         isCancelled: () -> Bool
     ) throws(PinFetchError) -> CheckpointRecovery {
         let start = durable.checkpoint.offset
         guard light.algorithm == durable.checkpoint.algorithm, light.offset > start, light.offset <= size,
             let expected = Self.restoredDigest(light)
         else { return durable }
-        if trusting, try Self.isSameBoot(light, partial) {
+        if let stateWritten, try Self.isSameBoot(light, partial, stateWritten: stateWritten) {
             return CheckpointRecovery(
                 checkpoint: light,
                 digest: expected,
@@ -150,16 +154,30 @@ struct CheckpointRecovery {
         return CheckpointRecovery(checkpoint: light, digest: digest, rehashedBytes: rehashed, isLight: true)
     }
 
-    /// Whether `light` was written in this boot, of this partial, and its tail still reads back
-    /// as it did: then every byte it covers is still the one that was hashed.
-    private static func isSameBoot(_ light: Checkpoint, _ partial: PartialFile) throws(PinFetchError) -> Bool {
+    /// Whether `light` was written in this boot, of this partial, the partial has not changed
+    /// since its writer stopped, and its tail still reads back as it did: then every byte it
+    /// covers is still the one that was hashed. A download writes its state file at least every
+    /// half second while it writes the partial (the light timer fires in a stall too), so a
+    /// partial whose change time is more than ``lateChange`` after the state file's last write
+    /// was changed by something else since.
+    private static func isSameBoot(
+        _ light: Checkpoint,
+        _ partial: PartialFile,
+        stateWritten: Int64
+    ) throws(PinFetchError) -> Bool {
         guard let boot = light.bootID, boot == BootID.current, light.tailDigest != nil,
             let recorded = light.partialIdentity
         else { return false }
         let identity = try partial.identity()
-        guard identity.device == recorded.device, identity.inode == recorded.inode else { return false }
+        guard identity.device == recorded.device, identity.inode == recorded.inode,
+            let changed = partial.changeTime(), changed <= stateWritten + Self.lateChange
+        else { return false }
         return try Self.tailMatches(light, partial)
     }
+
+    /// Nanoseconds after the state file's last write that the partial may still have changed
+    /// by its own download: the light period (0.5 s) and room for a loaded machine.
+    static let lateChange: Int64 = 2_000_000_000
 
     /// The record's hash state restored, or `nil` when it was written by another library or
     /// does not describe `offset` bytes.

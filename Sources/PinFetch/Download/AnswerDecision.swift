@@ -67,10 +67,11 @@ enum AnswerDecision: Hashable, Sendable {
             return Self.decideUnsatisfiable(head, context)
         case 304:
             if let condition = context.condition, context.requestedOffset == nil {
-                // A 304 sends the validator a 200 would have (RFC 9110 §15.4.5): one that
-                // contradicts the condition's is no answer to it.
-                guard condition.matches(head.validator) != false || head.validator.isAbsent else {
-                    return .restart("HTTP 304 (Not Modified) with another validator than the one asked about")
+                // A 304 sends the validator a 200 would have (RFC 9110 §15.4.5). Taken only when
+                // it names the one asked about: one without it may come from another resource a
+                // redirect led to (an older release answering If-Modified-Since).
+                guard condition.matches(head.validator) == true else {
+                    return .restart("HTTP 304 (Not Modified) that does not name the validator asked about")
                 }
                 return .unchanged
             }

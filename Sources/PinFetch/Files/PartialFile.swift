@@ -91,6 +91,13 @@ final class PartialFile: Sendable {
         )
     }
 
+    /// The file's `st_ctim` in nanoseconds since the epoch, `nil` when it cannot be read.
+    func changeTime() -> Int64? {
+        var info = stat()
+        guard fstat(self.descriptor, &info) == 0 else { return nil }
+        return Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+    }
+
     /// The user ID that owns the file (`fstat`).
     func owner() throws(PinFetchError) -> uid_t {
         var info = stat()

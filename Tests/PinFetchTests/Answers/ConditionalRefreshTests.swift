@@ -180,6 +180,38 @@ struct ConditionalRefreshTests {
         }
     }
 
+    /// An outsider's case: the URL now redirects to an older file, which answers the
+    /// `If-Modified-Since` with a bare `304` (no `Last-Modified`, as RFC 9110 allows). That names
+    /// no validator: the file is asked for again without the condition.
+    @Test func `a 304 that does not name the validator asked about is not taken`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, lastModified: Self.longAgo)) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                let (result, requests) = try await Self.twice(
+                    server,
+                    output,
+                    between: {
+                        server.handler = { request, _ in
+                            if request.target == "/file" {
+                                return TestResponse(status: 302, headers: [("Location", "/old")])
+                            }
+                            guard request.header("If-Modified-Since") != nil else {
+                                return TestResponse(status: 200, body: Fixtures.b)
+                            }
+                            return TestResponse(status: 304)
+                        }
+                    }
+                )
+                #expect(result.error == nil, "\(failure(result))")
+                #expect(result.status == .downloaded)
+                #expect(contents(output) == Fixtures.b)
+                #expect(
+                    requests.filter { $0.target == "/old" }.map { TestHTTPServer.isConditional($0) } == [true, false]
+                )
+            }
+        }
+    }
+
     @Test func `the condition goes only to the mirror the file came from`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
             try await withTemporaryDirectory { directory in

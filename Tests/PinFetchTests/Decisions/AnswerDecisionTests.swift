@@ -63,22 +63,34 @@ struct AnswerDecisionTests {
             expected: .unchanged
         ),
         Case(
-            label: "304 without a validator to a refresh's condition: unchanged",
+            label: "304 without a validator to a refresh's condition: asked again without it",
             head: head(304),
             context: AnswerContext(condition: strong),
+            expected: .restart("HTTP 304 (Not Modified) that does not name the validator asked about")
+        ),
+        Case(
+            label: "304 with the Last-Modified an If-Modified-Since named: unchanged",
+            head: head(304, [("Last-Modified", "Sat, 01 Jan 2000 00:00:00 GMT")]),
+            context: AnswerContext(
+                condition: Validator(
+                    entityTag: nil,
+                    lastModified: "Sat, 01 Jan 2000 00:00:00 GMT",
+                    date: "Sun, 02 Jan 2000 00:00:00 GMT"
+                )
+            ),
             expected: .unchanged
         ),
         Case(
             label: "304 with another ETag than the condition named: asked again without it",
             head: head(304, [("ETag", #""v2""#)]),
             context: AnswerContext(condition: strong),
-            expected: .restart("HTTP 304 (Not Modified) with another validator than the one asked about")
+            expected: .restart("HTTP 304 (Not Modified) that does not name the validator asked about")
         ),
         Case(
             label: "304 with a weak ETag to a strong condition: asked again without it",
             head: head(304, [("ETag", #"W/"v1""#)]),
             context: AnswerContext(condition: strong),
-            expected: .restart("HTTP 304 (Not Modified) with another validator than the one asked about")
+            expected: .restart("HTTP 304 (Not Modified) that does not name the validator asked about")
         ),
         // 200
         Case(

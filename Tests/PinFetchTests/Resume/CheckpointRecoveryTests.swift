@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 import Testing
 
 @testable import PinFetch
@@ -55,10 +56,13 @@ struct CheckpointRecoveryTests {
 
         func recover() throws -> CheckpointRecovery? {
             let records = try #require(CheckpointFile.read(self.statePath))
+            var state = stat()
+            #expect(lstat(self.statePath, &state) == 0)
             return try CheckpointRecovery.recover(
                 records,
                 partial: try PartialFile(path: self.partialPath, readOnly: true),
-                algorithm: .sha256
+                algorithm: .sha256,
+                stateWritten: VerifiedRecord.nanoseconds(state.st_mtim)
             )
         }
     }
@@ -97,9 +101,11 @@ struct CheckpointRecoveryTests {
 
     /// What the same boot does not take on trust: a light tail that changed, a partial that is
     /// another file now (a copy renamed over it), a durable record whose tail changed (something
-    /// wrote the partial since), a light record of an older pinfetch that names no boot.
+    /// wrote the partial since), a light record of an older pinfetch that names no boot, and a
+    /// partial changed well after its state file was last written (an edit of the light span
+    /// outside its tail, made after the writer stopped).
     enum SameBootDoubt: String, CaseIterable {
-        case lightTailChanged, anotherFile, durableTailChanged, noBootRecorded
+        case lightTailChanged, anotherFile, durableTailChanged, noBootRecorded, changedAfterTheWriterStopped
     }
 
     @Test(arguments: SameBootDoubt.allCases)
@@ -119,6 +125,13 @@ struct CheckpointRecoveryTests {
                 try fixture.zero(at: 2 * Self.mebibyte - 10, count: 1)
             case .noBootRecorded:
                 try rewriteRecords(in: fixture.statePath) { $0.bootID = nil }
+            case .changedAfterTheWriterStopped:
+                try fixture.zero(at: 2 * Self.mebibyte + 4096, count: 1)
+                // The state file last written 10 s before that edit (a kill, then the edit).
+                var written = stat()
+                #expect(lstat(fixture.statePath, &written) == 0)
+                written.st_mtim.tv_sec -= 10
+                #expect(utimensat(AT_FDCWD, fixture.statePath, [written.st_atim, written.st_mtim], 0) == 0)
             }
             let recovery = try fixture.recover()
             let hashedLightSpan = recovery.map { $0.rehashedBytes >= Self.mebibyte / 2 } ?? false
@@ -127,7 +140,7 @@ struct CheckpointRecoveryTests {
             // fails; kept whole when it was only doubted.
             let expected: Int64 =
                 switch doubt {
-                case .lightTailChanged: 2 * Self.mebibyte
+                case .lightTailChanged, .changedAfterTheWriterStopped: 2 * Self.mebibyte
                 case .durableTailChanged: Self.mebibyte
                 case .anotherFile, .noBootRecorded: 5 * Self.mebibyte / 2
                 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+@preconcurrency import Glibc
 
 /// The file's mirrors, hash-addressed ones first, then the URLs given: the last source of a
 /// file, and the only one for a file without a pin (Architecture, "Sources").
@@ -112,9 +113,14 @@ final class MirrorSource: Source {
         }
         var recovery: CheckpointRecovery?
         if newest != nil, let file = try? PartialFile(path: sidecars.partial, readOnly: true) {
-            recovery = try CheckpointRecovery.recover(records, partial: file, algorithm: self.partial.state.algorithm) {
-                [control] in control.isCancelled
-            }
+            var state = stat()
+            let written = lstat(sidecars.checkpoint, &state) == 0 ? VerifiedRecord.nanoseconds(state.st_mtim) : nil
+            recovery = try CheckpointRecovery.recover(
+                records,
+                partial: file,
+                algorithm: self.partial.state.algorithm,
+                stateWritten: written
+            ) { [control] in control.isCancelled }
         }
         self.partial.rehashedBytes += recovery?.rehashedBytes ?? 0
         if let checkpoint = recovery?.checkpoint, let index = self.mirrors.urls.firstIndex(where: checkpoint.names),
