@@ -37,6 +37,9 @@ struct Placement: Sendable {
         try file.setMode(FileSystem.creationMode)
         if let modificationTime { try file.setModificationTime(modificationTime) }  // durable with the bytes
         try file.synchronize()
+        // What the file looked like after pinfetch's own last change: a write by anyone else
+        // before the record is set moves its mtime or size, and then no record is left.
+        let synced = try file.identity()
         guard file.isStill(at: path) else {
             throw PinFetchError(
                 .fileIO,
@@ -58,7 +61,13 @@ struct Placement: Sendable {
         PartialMark.remove(file.descriptor)
         // Last: any change after it would make the record describe another file.
         if let verified {
-            VerifiedRecord.record(on: file, digests: verified.digests, validator: verified.validator, url: verified.url)
+            VerifiedRecord.record(
+                on: file,
+                digests: verified.digests,
+                validator: verified.validator,
+                url: verified.url,
+                unchangedSince: synced
+            )
         }
     }
 }

@@ -60,7 +60,7 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
         return (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid()
             && UInt64(info.st_dev) == self.device && UInt64(info.st_ino) == self.inode
             && Int64(info.st_size) == self.size && Self.nanoseconds(info.st_mtim) == self.modified
-            && changed >= self.changed && changed <= self.changedBy
+            && changed >= self.changed && changed <= self.changedBy && self.changedBy - self.changed <= Self.window
     }
 
     /// The record on the open `file` when it still describes the file, else `nil` (none, another
@@ -84,14 +84,17 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
     /// `url` when a mirror served it. Called after the file's last change (placed, its partial
     /// mark taken off). Best effort: where the file system keeps no user extended attributes,
     /// the user may not write them (a read-only file), or the set took longer than ``window``
-    /// eight times, no record is left and a rerun hashes the file, as without one.
+    /// eight times, no record is left and a rerun hashes the file, as without one. With
+    /// `unchangedSince` (the file's identity after pinfetch's own last change), a file whose size
+    /// or mtime moved since gets none either: another process wrote it.
     /// - Returns: Whether a record is on the file now.
     @discardableResult
     static func record(
         on file: PartialFile,
         digests: [HashAlgorithm: [UInt8]],
         validator: Validator? = nil,
-        url: String? = nil
+        url: String? = nil,
+        unchangedSince expected: PartialIdentity? = nil
     ) -> Bool {
         let fd = file.descriptor
         // The provisional record: its change time is what the final one states. Read the change
@@ -108,6 +111,11 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
         for _ in 0..<8 {
             var before = stat()
             guard fstat(fd, &before) == 0 else { break }
+            if let expected,
+                Int64(before.st_size) != expected.size || Self.nanoseconds(before.st_mtim) != expected.modified
+            {
+                break  // written by someone else since pinfetch's last change: no record
+            }
             let changed = Self.nanoseconds(before.st_ctim)
             let record = VerifiedRecord(
                 size: Int64(before.st_size),
