@@ -8,8 +8,9 @@ import FoundationEssentials
 /// decides from them, once (``AttemptVerdict``).
 final class AnswerReader: TransferDelegate {
     let partial: Partial
-    /// What the request asked for and what was known when it was sent.
-    let context: AnswerContext
+    /// What the request asked for and what was known when it was sent (without the refresh's
+    /// condition after a redirect, which drops it: ``Requester/conditionFields``).
+    private(set) var context: AnswerContext
     /// The mirror as messages name it.
     let label: String
     private let segmentation: Segmentation
@@ -56,6 +57,11 @@ final class AnswerReader: TransferDelegate {
         self.segmentation = segmentation
         self.meter = meter
         self.control = control
+    }
+
+    override func prepareForNextResponse() {
+        self.context.condition = nil
+        super.prepareForNextResponse()
     }
 
     override func receive(head: ResponseHead) -> Bool {

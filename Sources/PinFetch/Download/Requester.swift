@@ -27,6 +27,11 @@ struct Requester: Sendable {
     /// Header fields that carry credentials: dropped once a redirect leaves the origin.
     static let credentialFields: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
+    /// A refresh's conditions (``ConditionalRefresh``): dropped at the first redirect. They name
+    /// the bytes the recorded URL led to, and a redirect may now lead elsewhere, to another file
+    /// with the same validator (two files of one size and time on one nginx share an ETag).
+    static let conditionFields: Set<String> = ["if-none-match", "if-modified-since"]
+
     /// Whether the run was cancelled or the file's time ran out: what stops a long step.
     var shouldStop: Bool { self.control.isCancelled || self.deadline.isPast }
 
@@ -120,6 +125,7 @@ struct Requester: Sendable {
             if current.scheme == "https", next.scheme == "http", !self.options.allowInsecureRedirect {
                 return refuse("redirect from https to http refused (--allow-insecure-redirect allows it)")
             }
+            headers.removeAll { Self.conditionFields.contains(Self.fieldName(of: $0)) }
             if !next.isSameOrigin(as: origin) {  // and never again, even on the way back
                 onOrigin = false
                 // Every header the user gave may be a token (`PRIVATE-TOKEN`, `X-Api-Key`): none

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import Synchronization
 import Testing
 
 @testable import PinFetch
@@ -180,9 +181,9 @@ struct ConditionalRefreshTests {
         }
     }
 
-    /// An outsider's case: the URL now redirects to an older file, which answers the
-    /// `If-Modified-Since` with a bare `304` (no `Last-Modified`, as RFC 9110 allows). That names
-    /// no validator: the file is asked for again without the condition.
+    /// A bare `304` (no `Last-Modified`, as RFC 9110 §15.4.5 allows an origin that has none,
+    /// and what an older file behind the same URL answered an outsider's `If-Modified-Since`)
+    /// names no validator: the file is asked for again without the condition.
     @Test func `a 304 that does not name the validator asked about is not taken`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, lastModified: Self.longAgo)) { server in
             try await withTemporaryDirectory { directory in
@@ -192,9 +193,6 @@ struct ConditionalRefreshTests {
                     output,
                     between: {
                         server.handler = { request, _ in
-                            if request.target == "/file" {
-                                return TestResponse(status: 302, headers: [("Location", "/old")])
-                            }
                             guard request.header("If-Modified-Since") != nil else {
                                 return TestResponse(status: 200, body: Fixtures.b)
                             }
@@ -205,9 +203,47 @@ struct ConditionalRefreshTests {
                 #expect(result.error == nil, "\(failure(result))")
                 #expect(result.status == .downloaded)
                 #expect(contents(output) == Fixtures.b)
-                #expect(
-                    requests.filter { $0.target == "/old" }.map { TestHTTPServer.isConditional($0) } == [true, false]
-                )
+                #expect(requests.map { TestHTTPServer.isConditional($0) } == [true, false])
+            }
+        }
+    }
+
+    /// An outsider's case: `/latest` redirected to `/x1`, and now to `/x2`, another file whose
+    /// ETag is the same (nginx derives it from size and time). The condition names what the
+    /// recorded URL led to, so it is not carried across a redirect: `/x2` is downloaded.
+    @Test func `the condition is not carried across a redirect`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+            let target = Atomic<Int>(1)
+            server.handler = { request, _ in
+                guard request.target == "/latest" else { return nil }
+                let location = "/x\(target.load(ordering: .relaxed))"
+                return TestResponse(status: 302, headers: [("Location", location)])
+            }
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                let first = await Fetcher.immediate().run(server.url("/latest"), to: output)
+                #expect(first.error == nil, "\(failure(first))")
+                target.store(2, ordering: .relaxed)
+                server.resource = TestResource(body: Fixtures.b, etag: Fixtures.etagA)
+                let seen = server.requests.count
+                let second = await Fetcher.immediate().run(server.url("/latest"), to: output)
+                let requests = server.requests.dropFirst(seen)
+                #expect(second.error == nil, "\(failure(second))")
+                #expect(second.status == .downloaded)
+                let replaced = contents(output) == Fixtures.b
+                #expect(replaced, "the bytes of /x2")
+                #expect(requests.map(\.target) == ["/latest", "/x2"])
+                #expect(requests.map { TestHTTPServer.isConditional($0) } == [true, false])
+                // A server that answers 304 after the redirect anyway is not believed.
+                server.handler = { request, _ in
+                    request.target == "/latest"
+                        ? TestResponse(status: 302, headers: [("Location", "/x2")])
+                        : TestResponse(status: 304, headers: [("ETag", Fixtures.etagA)])
+                }
+                let third = await Fetcher.immediate().run(server.url("/latest"), to: output)
+                #expect(third.error?.code == .protocolViolation, "\(failure(third))")
+                let kept = contents(output) == Fixtures.b
+                #expect(kept, "the file is left as it was")
             }
         }
     }
