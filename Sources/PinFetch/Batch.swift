@@ -13,7 +13,8 @@ final class Batch: Sendable {
     private struct State {
         /// Indices of the jobs not taken yet, in order.
         var pending: [Int]
-        /// Jobs taken and not finished, by the origin of their first URL.
+        /// Jobs taken whose transfer slot is held (not committing, not finished), by the origin
+        /// of their first URL.
         var inFlight: [String: Int] = [:]
         /// For each group of entries pinned the same, the position in it of the first one not
         /// finished (its count once all are).
@@ -49,15 +50,20 @@ final class Batch: Sendable {
     private let origins: [String?]
     /// How far past the first pending job a worker looks for one that would not wait.
     private static let lookahead = 256
+    /// The batch's transfers at once (`-j`); its workers may be twice as many, the others
+    /// committing files (``TransferSlots``).
+    private let slots: TransferSlots
 
     init(
         jobs: [FetchJob],
         options: FetchOptions,
         control: TransferControl,
         failFast: Bool,
+        transfers: Int = 64,
         onResult: (@Sendable (Int, FetchResult) -> Void)?
     ) {
         self.jobs = jobs
+        self.slots = TransferSlots(transfers)
         self.options = options
         self.control = control
         self.failFast = failFast
@@ -104,7 +110,20 @@ final class Batch: Sendable {
 
     private func work() {
         var easy: EasyHandle?
-        while let (index, skip) = self.take() {
+        while true {
+            // The slot first: a job is chosen when its transfer can start, among the hosts'
+            // transfers in flight then. Without one (a stop came), the job is reported skipped.
+            let slot = self.slots.acquire(unless: { self.control.notStarting != nil })
+            guard let (index, skip) = self.take() else {
+                slot?.release()
+                break
+            }
+            if let origin = self.origins[index] {
+                let transferEnded: @Sendable () -> Void = { [self] in
+                    self.state.withLock { $0.inFlight[origin, default: 1] -= 1 }
+                }
+                if let slot { slot.whenReleased(transferEnded) } else { transferEnded() }
+            }
             let job = self.jobs[index]
             var result: FetchResult
             let stop: (PinFetchError.Code, String)? =
@@ -119,11 +138,18 @@ final class Batch: Sendable {
                 if sibling.waited, let stop = self.control.notStarting {
                     result = .skipped(job, cause: stop.cause, reason: stop.reason)
                     if job.namingDirectory == nil { result.partial = .found(for: job.destination) }
+                } else if let slot {
+                    result = self.fetch(job, easy: &easy, sibling: sibling.path, slot: slot)
                 } else {
-                    result = self.fetch(job, easy: &easy, sibling: sibling.path)
+                    let stop = self.control.notStarting ?? (.cancelled, "the run was interrupted")
+                    result = .skipped(job, cause: stop.cause, reason: stop.reason)
+                    if job.namingDirectory == nil { result.partial = .found(for: job.destination) }
                 }
             }
+            // After the result is out: a failure stops the next file from starting (fail-fast)
+            // before this slot can be taken. A placed file gave its slot up when it committed.
             self.finish(index, result)
+            slot?.release()
             easy?.acknowledge()  // after a failure's stop (fail-fast): its connection goes to no new file
         }
         easy = nil  // freed before the engine stops
@@ -169,7 +195,7 @@ final class Batch: Sendable {
         }
     }
 
-    private func fetch(_ job: FetchJob, easy: inout EasyHandle?, sibling: String?) -> FetchResult {
+    private func fetch(_ job: FetchJob, easy: inout EasyHandle?, sibling: String?, slot: TransferSlot) -> FetchResult {
         do throws(PinFetchError) {
             if easy == nil { easy = try EasyHandle(engine: try self.engine.get()) }
             let handle = easy!
@@ -180,7 +206,8 @@ final class Batch: Sendable {
                 easy: handle,
                 transport: try self.transport.get(),
                 claims: self.claims,
-                sibling: sibling
+                sibling: sibling,
+                slot: slot
             )
             return download.execute()
         } catch {
@@ -235,9 +262,11 @@ final class Batch: Sendable {
     }
 
     private func finish(_ index: Int, _ result: FetchResult) {
+        // First: a copy of this file (an entry pinned the same) starts only after its result is
+        // out, as it did when one worker ran the files one after the other.
+        self.onResult?(index, result)
         let firstFailure: PinFetchError.Code? = self.state.withLock { state in
             state.results[index] = result
-            if let origin = self.origins[index] { state.inFlight[origin, default: 1] -= 1 }
             if let group = self.groupOf[index] {
                 let members = self.groups[group]
                 while state.firstUnfinished[group] < members.count,
@@ -259,6 +288,5 @@ final class Batch: Sendable {
             self.control.stopStarting(after: firstFailure)
             try? self.engine.get().dropUnstarted()
         }
-        self.onResult?(index, result)
     }
 }

@@ -50,8 +50,9 @@ public struct Fetcher: Sendable {
 
     /// Fetches many files, at most `parallelism` at once (<doc:Architecture#Many-files>).
     ///
-    /// Each of the `parallelism` workers runs on its own thread with one libcurl handle; their
-    /// transfers share one event loop and its connections (``FetchOptions/maximumConnectionsPerHost``
+    /// At most `parallelism` files transfer at once; a file gives up its place when its commit
+    /// (`fsync`, rename, the directory's `fsync`) begins, so as many again may be committing.
+    /// Each worker runs on its own thread with one libcurl handle; their transfers share one event loop and its connections (``FetchOptions/maximumConnectionsPerHost``
     /// per host; with HTTP/2 one connection per origin carries them all). One failing file does not stop the
     /// others unless `failFast`: then files not yet started are reported ``FetchResult/Status/skipped``
     /// without a request, as are files not yet started when the task is cancelled.
@@ -69,8 +70,17 @@ public struct Fetcher: Sendable {
         onResult: (@Sendable (Int, FetchResult) -> Void)? = nil
     ) async -> [FetchResult] {
         let control = TransferControl()
-        let batch = Batch(jobs: jobs, options: self.options, control: control, failFast: failFast, onResult: onResult)
-        let workers = max(1, min(parallelism, 64, jobs.count))
+        let transfers = max(1, min(parallelism, 64))
+        let batch = Batch(
+            jobs: jobs,
+            options: self.options,
+            control: control,
+            failFast: failFast,
+            transfers: transfers,
+            onResult: onResult
+        )
+        // As many workers again as transfers: those commit files while the others transfer.
+        let workers = max(1, min(2 * transfers, jobs.count))
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[FetchResult], Never>) in
                 batch.start(workers: workers) { results in continuation.resume(returning: results) }

@@ -39,6 +39,7 @@ struct BenchOptions {
           2  resume from 90 % vs a full pinfetch download; rehashed_bytes
           3  pinfetch peak RSS for SIZE and LARGE MiB
           4  FILES files of KIB KiB with -j 8: pinfetch vs aria2c -j 8 -i, curl --parallel --parallel-max 8
+             (followed by sync, and alone)
           5  CPU seconds (user+sys) per GiB: pinfetch vs openssl dgst -sha256
           6  64 MiB at 24 MiB/s, SIGKILL at 30 %: bytes the rerun keeps ÷ bytes in .part at the kill
           7  startup: pinfetch --version vs curl --version (100 runs each per round), and the binary's size

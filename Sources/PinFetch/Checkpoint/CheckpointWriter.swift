@@ -53,20 +53,57 @@ final class CheckpointWriter: Sendable {
         record.mixedSources = state.mixedSources ? true : nil
         record.pieced = state.pieced ? true : nil
         record.failure = state.failure
-        // The largest record this writer will produce: full state, identity, tail and sequence.
+        guard Self.fitsSlot(record) else { return nil }
+        self.file = CheckpointFile(path: path)
+        self.partial = partial
+        self.record = record
+        self.durable = Atomic(durableOffset)
+    }
+
+    /// The largest record a writer that starts from `record` produces: the full hash state,
+    /// the partial's identity, the tail digest, the sequence, the boot id and a failure.
+    private static func largest(from record: Checkpoint) -> Checkpoint {
         var largest = record
         largest.offset = .max
+        largest.hashStateSize = RunningDigest.stateSize(of: record.algorithm)
         largest.hashState = [UInt8](repeating: 0xFF, count: largest.hashStateSize)
         largest.partialIdentity = PartialIdentity(device: .max, inode: .max, size: .max, modified: .max)
         largest.tailDigest = [UInt8](repeating: 0xFF, count: HashAlgorithm.sha256.digestLength)
         largest.sequence = .max
         largest.bootID = String(repeating: "f", count: 36)
         largest.failure = Checkpoint.Failure(offset: .max, signature: "protocolViolation/\(Int.max)")
-        guard CheckpointFile.fits(largest) else { return nil }
-        self.file = CheckpointFile(path: path)
-        self.partial = partial
-        self.record = record
-        self.durable = Atomic(durableOffset)
+        largest.mixedSources = true
+        largest.pieced = true
+        return largest
+    }
+
+    /// The encoded size of the largest record whose URL and validator are empty, in bytes
+    /// (measured once).
+    private static let fixedSize: Int = {
+        var empty = Checkpoint(
+            url: "",
+            validator: Validator(entityTag: "", lastModified: ""),
+            totalLength: .max,
+            offset: 0,
+            algorithm: .sha512,
+            hashState: [],
+            hashStateSize: 0,
+            libraryVersion: .max
+        )
+        empty = CheckpointWriter.largest(from: empty)
+        return empty.encoded().count
+    }()
+
+    /// Whether every record a writer that starts from `record` produces fits in a slot. A bound
+    /// first, so a file's first request encodes nothing: the empty record's size plus 6 bytes
+    /// for each byte of the URL and the validator (JSON's longest escape, `\u00XX`); the largest
+    /// record itself only when the bound does not hold.
+    private static func fitsSlot(_ record: Checkpoint) -> Bool {
+        let variable =
+            record.url.utf8.count + (record.validator.entityTag?.utf8.count ?? 0)
+            + (record.validator.lastModified?.utf8.count ?? 0)
+        if Self.fixedSize + 6 * variable + 64 < CheckpointFile.slotSize { return true }
+        return CheckpointFile.fits(Self.largest(from: record))
     }
 
     /// From now on the partial is written out of order: durable records list `source(offset)`,

@@ -15,6 +15,8 @@ final class Download {
     let claims: DestinationClaims?
     /// A file an earlier entry of the batch verified against the same pin (``SiblingSource``).
     let sibling: String?
+    /// The batch transfer slot this file holds, given up when its commit begins.
+    let slot: TransferSlot?
     /// The file to create; with a naming directory, replaced by the `Content-Disposition` name.
     var destination: String
     /// `true` when the server chose the destination's name: it never replaces a file.
@@ -58,7 +60,8 @@ final class Download {
         easy: EasyHandle,
         transport: TransportSettings,
         claims: DestinationClaims? = nil,
-        sibling: String? = nil
+        sibling: String? = nil,
+        slot: TransferSlot? = nil
     ) throws(PinFetchError) {
         guard !job.mirrors.isEmpty else { throw PinFetchError(.usage, "no URL given") }
         // Hash-addressed mirrors first, for a pinned file: the pin decides.
@@ -70,6 +73,7 @@ final class Download {
         self.destination = job.destination
         self.claims = claims
         self.sibling = sibling
+        self.slot = slot
         let reporter = Reporter(path: job.destination, events: options.events)
         self.requests = FileRequests(
             requester: Requester(
@@ -87,7 +91,12 @@ final class Download {
             mirrors: MirrorList(urls: urls, hashedCount: hashed.count),
             pin: job.pin,
             requests: self.requests,
-            placement: Placement(destination: job.destination, replaces: true, stopRequested: options.stopRequested)
+            placement: Placement(
+                destination: job.destination,
+                replaces: true,
+                stopRequested: options.stopRequested,
+                slot: slot
+            )
         )
     }
 
@@ -138,7 +147,8 @@ final class Download {
         Placement(
             destination: self.destination,
             replaces: !self.serverNamed,
-            stopRequested: self.requester.options.stopRequested
+            stopRequested: self.requester.options.stopRequested,
+            slot: self.slot
         )
     }
 

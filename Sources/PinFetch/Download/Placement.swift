@@ -12,6 +12,8 @@ struct Placement: Sendable {
     let replaces: Bool
     /// ``FetchOptions/stopRequested``: asked after the `fsync`, just before the rename.
     var stopRequested: (@Sendable () -> Bool)? = nil
+    /// The batch transfer slot of the file, given up when the commit begins (``TransferSlots``).
+    var slot: TransferSlot? = nil
 
     /// What the placed file is recorded to hold (``VerifiedRecord``).
     struct Verified {
@@ -34,6 +36,7 @@ struct Placement: Sendable {
         modificationTime: Int64? = nil,
         verified: Verified?
     ) throws(PinFetchError) {
+        self.slot?.release()
         try file.setMode(FileSystem.creationMode)
         if let modificationTime { try file.setModificationTime(modificationTime) }  // durable with the bytes
         try file.synchronize()

@@ -11,6 +11,11 @@ package enum Redaction {
     /// are. Works on any `scheme://` URL, proxy URLs included. Parameters are split on `&` and
     /// `;`.
     package static func url(_ url: String) -> String {
+        // Without a user part, a query or a fragment there is nothing to hide (most URLs, asked
+        // about several times per file).
+        guard
+            url.utf8.contains(where: { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+        else { return url }
         var text = url
         if let slashes = text.utf8.firstRange(of: "://".utf8) {
             let rest = text[slashes.upperBound...]

@@ -31,7 +31,9 @@ struct BatchSchedulingTests {
         }
     }
 
-    @Test func `with one worker the files go in order`() async throws {
+    /// With `-j 1` one file transfers at a time, in order (a file that commits does not count:
+    /// the next one's transfer is under way then).
+    @Test func `with one transfer slot the files start in order`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Fixtures.b)) { one in
             try await withTestHTTPServer(serving: TestResource(body: Fixtures.b)) { other in
                 try await withTemporaryDirectory { directory in
@@ -40,12 +42,48 @@ struct BatchSchedulingTests {
                     }
                     var options = FetchOptions()
                     options.maximumConnectionsPerHost = 1
-                    let ended = Mutex<[Int]>([])
-                    _ = await Fetcher(options: options).run(jobs, parallelism: 1) { index, _ in
-                        ended.withLock { $0.append(index) }
+                    let started = Mutex<[String]>([])
+                    options.events = { event in
+                        guard case .request(let path, _, _, _) = event else { return }
+                        started.withLock { if !$0.contains(path) { $0.append(path) } }
                     }
-                    #expect(ended.withLock { $0 } == [0, 1, 2, 3])
+                    let results = await Fetcher(options: options).run(jobs, parallelism: 1)
+                    #expect(results.allSatisfy { $0.error == nil })
+                    #expect(started.withLock { $0 } == (0..<4).map { "\(directory)/\($0)" })
                 }
+            }
+        }
+    }
+
+    /// A `-j` slot is a transfer in flight: the first file's commit is held (in its last step
+    /// before the rename) until the server has seen the second file's request, which comes only
+    /// if the slot was given up when the commit began.
+    @Test func `a file that commits does not hold its transfer slot`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Fixtures.b)) { server in
+            try await withTemporaryDirectory { directory in
+                let jobs = (1...2).map { FetchJob(mirrors: [server.url("/\($0)")], destination: "\(directory)/\($0)") }
+                let held = Mutex<(calls: Int, sawSecond: Bool)>((0, false))
+                var options = FetchOptions()
+                options.stopRequested = {
+                    guard
+                        held.withLock({ state in
+                            state.calls += 1
+                            return state.calls == 1
+                        })
+                    else { return false }
+                    let deadline = Date().addingTimeInterval(20)
+                    while Date() < deadline, !server.getRequests.contains(where: { $0.target == "/2" }) {
+                        Thread.sleep(forTimeInterval: 0.01)
+                    }
+                    let saw = server.getRequests.contains { $0.target == "/2" }
+                    held.withLock { $0.sawSecond = saw }
+                    return false
+                }
+                let results = await Fetcher(options: options).run(jobs, parallelism: 1)
+                #expect(results.allSatisfy { $0.error == nil })
+                #expect(held.withLock { $0.sawSecond }, "the second file's GET came while the first one committed")
+                #expect(contents("\(directory)/1") == Fixtures.b)
+                #expect(contents("\(directory)/2") == Fixtures.b)
             }
         }
     }
