@@ -78,7 +78,7 @@ final class HashingPipeline: @unchecked Sendable {
         crossCheck: CrossCheckDigest? = nil,
         offset: Int64,
         bufferSize: Int = 1 << 20,
-        bufferCount: Int = 4,
+        bufferCount: Int = 3,
         cadence: Cadence,
         checkpoint: Checkpoint?
     ) {
