@@ -35,6 +35,9 @@ struct Checkpoint: Hashable, Sendable, Codable {
     var url: String
     /// `true` when the bytes came from more than one mirror (a pinned cross-mirror resume):
     /// `validator` is the last one's, and only a pin can vouch for them all; `nil` otherwise.
+    /// Where a redirect from ``url`` led the answer whose validator this is, without its query
+    /// (``PartialState/location``); `nil` without a redirect.
+    var location: String?
     var mixedSources: Bool?
     /// `true` when a segmented phase may have put bytes of several answers in the partial: only
     /// a pin or the server's digest of the whole file vouches for them, so a run with neither
@@ -140,7 +143,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, mixedSources, pieced, validator, totalLength, offset, algorithm, hashState, hashStateSize,
+        case url, location, mixedSources, pieced, validator, totalLength, offset, algorithm, hashState, hashStateSize,
             libraryVersion
         case partialIdentity, tailDigest, bootID, sequence, spans, spanChecksums, failure
     }
@@ -174,6 +177,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.url = try container.decode(String.self, forKey: .url)
+        self.location = try container.decodeIfPresent(String.self, forKey: .location)
         self.mixedSources = try container.decodeIfPresent(Bool.self, forKey: .mixedSources)
         self.pieced = try container.decodeIfPresent(Bool.self, forKey: .pieced)
         self.validator = try container.decode(Validator.self, forKey: .validator)
@@ -214,6 +218,7 @@ struct Checkpoint: Hashable, Sendable, Codable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.url, forKey: .url)
+        try container.encodeIfPresent(self.location, forKey: .location)
         try container.encodeIfPresent(self.mixedSources, forKey: .mixedSources)
         try container.encodeIfPresent(self.pieced, forKey: .pieced)
         try container.encode(self.validator, forKey: .validator)

@@ -50,6 +50,7 @@ final class CheckpointWriter: Sendable {
             hashStateSize: RunningDigest.stateSize(of: state.algorithm),
             libraryVersion: RunningDigest.libraryVersion
         )
+        record.location = state.location
         record.mixedSources = state.mixedSources ? true : nil
         record.pieced = state.pieced ? true : nil
         record.failure = state.failure
@@ -100,7 +101,7 @@ final class CheckpointWriter: Sendable {
     /// record itself only when the bound does not hold.
     private static func fitsSlot(_ record: Checkpoint) -> Bool {
         let variable =
-            record.url.utf8.count + (record.validator.entityTag?.utf8.count ?? 0)
+            record.url.utf8.count + (record.location?.utf8.count ?? 0) + (record.validator.entityTag?.utf8.count ?? 0)
             + (record.validator.lastModified?.utf8.count ?? 0)
         if Self.fixedSize + 6 * variable + 64 < CheckpointFile.slotSize { return true }
         return CheckpointFile.fits(Self.largest(from: record))

@@ -38,8 +38,14 @@ class TransferDelegate {
     /// Return `false` to abort (`CURLE_ABORTED_BY_CALLBACK`).
     func progress(received: Int64) -> Bool { true }
 
+    /// The URL of the request in flight, hop by hop (set by the caller before each).
+    var requestURL: String?
+    /// Whether a redirect led to the request in flight.
+    private(set) var redirected = false
+
     /// Forgets the previous response, before the next hop of a redirect chain.
     func prepareForNextResponse() {
+        self.redirected = true
         self.head = nil
         self.redirectLocation = nil
         self.building = nil

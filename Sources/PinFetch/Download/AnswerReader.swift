@@ -18,6 +18,8 @@ final class AnswerReader: TransferDelegate {
     private let control: TransferControl
     /// The decision about the final head, once it came.
     private(set) var decision: AnswerDecision?
+    /// Where redirects led the answer (``PartialState/location``), once it came.
+    private(set) var location: String?
     /// A local failure (disk) that must end the run, not be retried.
     private(set) var localFailure: PinFetchError?
     /// `true` when the body ran past what its head announced: the bytes it wrote cannot be kept.
@@ -65,7 +67,25 @@ final class AnswerReader: TransferDelegate {
     }
 
     override func receive(head: ResponseHead) -> Bool {
-        let decision = AnswerDecision.decide(head, self.context)
+        var decision = AnswerDecision.decide(head, self.context)
+        // A validated partial continues only with the resource its validator came from: a
+        // redirect that now leads elsewhere (or now, or no longer) names another one, whose
+        // validator may be the same (nginx derives its ETag from size and time) and says
+        // nothing about the partial.
+        let location = self.redirected ? self.requestURL.map { Redaction.resource($0) } : nil
+        self.location = location
+        if self.context.validator != nil, self.context.requestedOffset != nil,
+            location != self.partial.state.location
+        {
+            switch decision {
+            case .append, .finalize:
+                decision = .restart(
+                    "the URL now leads to \(location.map { SafeFileName.quoted($0) } ?? "no redirect"), "
+                        + "not to the resource the partial came from"
+                )
+            default: break
+            }
+        }
         self.decision = decision
         if let announced = decision.announcedLength,
             let failure = self.partial.sizeRefusal(announced, label: self.label)
@@ -161,7 +181,8 @@ final class AnswerReader: TransferDelegate {
         try self.partial.beginRepresentation(
             pending.head,
             totalLength: pending.totalLength,
-            provisional: pending.provisional
+            provisional: pending.provisional,
+            location: self.location
         )
         (self.pipeline, self.writer) = self.partial.startBody()
         if !pending.provisional { self.beginSegments(pending.head, totalLength: pending.totalLength) }

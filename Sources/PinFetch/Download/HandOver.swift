@@ -7,6 +7,8 @@ struct HandOver {
     var validator: Validator?
     /// That mirror (``PartialState/source``).
     var source: String?
+    /// Where a redirect led that mirror's answer (``PartialState/location``).
+    var location: String?
     var totalLength: Int64?
     var resumable: Bool
     var mixedSources: Bool

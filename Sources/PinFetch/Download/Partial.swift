@@ -86,6 +86,7 @@ final class Partial {
         self.state.offset = checkpoint.offset
         self.state.validator = checkpoint.validator
         self.state.source = checkpoint.url
+        self.state.location = checkpoint.location
         self.state.mixedSources = checkpoint.mixedSources ?? false
         self.state.pieced = checkpoint.pieced ?? false
         self.state.totalLength = checkpoint.totalLength
@@ -105,8 +106,12 @@ final class Partial {
     /// For ``AnswerDecision/replace(end:totalLength:)``: the body is the representation from byte
     /// 0. Only now is a partial emptied that a restart decided to give up: until an answer
     /// replaces it, it stays resumable for a later run. A `provisional` body is not checkpointed.
-    func beginRepresentation(_ head: ResponseHead, totalLength: Int64?, provisional: Bool = false) throws(PinFetchError)
-    {
+    func beginRepresentation(
+        _ head: ResponseHead,
+        totalLength: Int64?,
+        provisional: Bool = false,
+        location: String? = nil
+    ) throws(PinFetchError) {
         if self.state.offset > 0 {
             // The server sent the representation from the start again (counted once: a decided
             // restart was counted when it was decided).
@@ -117,6 +122,7 @@ final class Partial {
         self.restartPending = false
         self.state.validator = head.validator
         self.state.source = self.mirror
+        self.state.location = location
         self.state.totalLength = totalLength
         self.state.remoteModified = head.value("last-modified").flatMap { HTTPDate.parse($0) }
         self.crossCheck = head.status == 200 ? head.googleMD5.map { ($0, CrossCheckDigest()) } : nil
@@ -352,6 +358,7 @@ final class Partial {
             digestState: self.digest.serializedState(),
             validator: self.state.validator,
             source: self.state.source,
+            location: self.state.location,
             totalLength: self.state.totalLength,
             resumable: self.state.resumable,
             mixedSources: self.state.mixedSources
@@ -373,6 +380,7 @@ final class Partial {
         self.state.offset = point.offset
         self.state.validator = point.validator
         self.state.source = point.source
+        self.state.location = point.location
         self.state.totalLength = point.totalLength
         self.state.resumable = point.resumable
         self.state.mixedSources = point.mixedSources

@@ -14,6 +14,10 @@ struct PartialState: Sendable {
     /// The mirror whose validator ``validator`` is: its whole URL in this run (in memory only),
     /// or a checkpoint's redacted form after a resume. The checkpoint writer redacts it.
     var source: String?
+    /// Where a redirect from ``source`` led the answer that began the representation
+    /// (``Redaction/resource(_:)``: no query), or `nil` when it came without one. The validator
+    /// is that resource's: an answer that a redirect now leads elsewhere cannot continue it.
+    var location: String?
     /// The representation's length in bytes, when known.
     var totalLength: Int64?
     /// `true` when the partial can be resumed: a strong validator and no content coding.

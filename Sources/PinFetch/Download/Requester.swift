@@ -103,6 +103,7 @@ struct Requester: Sendable {
                     )
                 )
             }
+            delegate.requestURL = current.text
             let outcome = try easy.perform(request, delegate: delegate)
             if self.reporter.isListening, let head = delegate.head {
                 let shown = head.fields.filter { Self.decidingFields.contains($0.name) }

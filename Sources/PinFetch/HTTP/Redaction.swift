@@ -41,6 +41,13 @@ package enum Redaction {
         return shown + "#" + Self.hidingValues(text[text.index(afterASCII: hash)...])
     }
 
+    /// `url` without its query and fragment, its user part as ``url(_:)`` shows it: what names
+    /// the resource a signed URL points to, the signature aside (a redirect's target, compared
+    /// from run to run).
+    package static func resource(_ url: String) -> String {
+        Self.url(String(url.prefix { $0 != "?" && $0 != "#" }))
+    }
+
     /// `parameters` (`a=1&b=2`, split on `&` and `;`) with the values of secret ones as `***`.
     private static func hidingValues(_ parameters: Substring) -> String {
         // Scalar by scalar: a combining mark after `=` or `&` makes one `Character` of the two.

@@ -346,3 +346,30 @@ extension FetchTests {
         }
     }
 }
+
+extension FetchTests {
+    /// A stop (a signal) that comes after the last byte, before the rename: the whole partial is
+    /// kept with a checkpoint, reported, and placed by the next run without a body (an
+    /// outsider's case: small files had none, so their partials went unreported and were
+    /// downloaded again).
+    @Test(arguments: [true, false])
+    func `a stop just before the rename keeps the whole partial for the next run`(pinned: Bool) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let pin = pinned ? try Pin(sha256Hex: Fixtures.sha256A) : nil
+                let stopped = await self.fetch(server, into: directory, pin: pin) { $0.stopRequested = { true } }
+                #expect(stopped.error?.code == .cancelled, "\(failure(stopped))")
+                #expect(stopped.partial?.bytes == Int64(Fixtures.a.count), "the partial is reported")
+                #expect(listing(directory) == ["out.bin.part", "out.bin.part.state"])
+                let seen = server.getRequests.count
+                let again = await self.fetch(server, into: directory, pin: pin)
+                #expect(again.error == nil, "\(failure(again))")
+                #expect(again.downloadedBytes == 0)
+                #expect(server.getRequests.count == seen, "placed without a GET")
+                let placed = contents("\(directory)/out.bin") == Fixtures.a
+                #expect(placed)
+                #expect(listing(directory) == ["out.bin"])
+            }
+        }
+    }
+}

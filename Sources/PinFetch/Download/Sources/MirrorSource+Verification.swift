@@ -123,21 +123,29 @@ extension MirrorSource {
         // was hashed by an earlier run, and the file may have been written since (an edit in
         // place is not detected, <doc:ResumeAndCheckpoints#The-verified-record>); the next run
         // then reads the placed file once, and records it. The validator only when it vouches
-        // for every byte: one representation, one mirror.
+        // for every byte: one representation, one mirror; and not one a redirect led to, whose
+        // validator is another resource's than the URL a refresh asks.
         let state = self.partial.state
-        let single = !state.mixedSources && !state.crossMirror
-        try self.placement.place(
-            file,
-            at: self.sidecars.partial,
-            modificationTime: modified,
-            verified: state.resumedFrom > 0
-                ? nil
-                : .init(
-                    digests: [state.algorithm: digest],
-                    validator: single ? state.validator : nil,
-                    url: single ? state.source : nil
-                )
-        )
+        let single = !state.mixedSources && !state.crossMirror && state.location == nil
+        do throws(PinFetchError) {
+            try self.placement.place(
+                file,
+                at: self.sidecars.partial,
+                modificationTime: modified,
+                verified: state.resumedFrom > 0
+                    ? nil
+                    : .init(
+                        digests: [state.algorithm: digest],
+                        validator: single ? state.validator : nil,
+                        url: single ? state.source : nil
+                    )
+            )
+        } catch {
+            // Stopped before the rename (a signal): the whole partial is kept for a later run,
+            // with a checkpoint of all of it, so it is reported and then placed without a body.
+            if error.code == .cancelled { try? self.partial.saveCheckpoint() }
+            throw error
+        }
         try self.partial.placed()
         // Only pinned bytes enter the cache, copied from the descriptor that was hashed.
         if let pin = self.pin, let cache = self.cache,
