@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 import Testing
 
 @testable import PinFetch
@@ -361,6 +362,8 @@ extension FetchTests {
                 #expect(stopped.error?.code == .cancelled, "\(failure(stopped))")
                 #expect(stopped.partial?.bytes == Int64(Fixtures.a.count), "the partial is reported")
                 #expect(listing(directory) == ["out.bin.part", "out.bin.part.state"])
+                var info = stat()
+                #expect(stat("\(directory)/out.bin.part", &info) == 0 && info.st_mode & 0o777 == 0o600, "private")
                 let seen = server.getRequests.count
                 let again = await self.fetch(server, into: directory, pin: pin)
                 #expect(again.error == nil, "\(failure(again))")

@@ -143,7 +143,11 @@ extension MirrorSource {
         } catch {
             // Stopped before the rename (a signal): the whole partial is kept for a later run,
             // with a checkpoint of all of it, so it is reported and then placed without a body.
-            if error.code == .cancelled { try? self.partial.saveCheckpoint() }
+            // Private again, as every partial is (the placement had given it its final mode).
+            if error.code == .cancelled {
+                try? file.setMode(0o600)
+                try? self.partial.saveCheckpoint()
+            }
             throw error
         }
         try self.partial.placed()
