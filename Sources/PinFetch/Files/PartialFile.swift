@@ -32,10 +32,16 @@ final class PartialFile: Sendable {
         throws(PinFetchError)
     {
         let flags = O_CLOEXEC | O_NONBLOCK | (followingLinks ? 0 : O_NOFOLLOW)
-        if fresh { try FileSystem.remove(path) }
-        let fd =
+        var fd =
             readOnly
             ? open(path, O_RDONLY | flags) : open(path, O_RDWR | O_CREAT | (fresh ? O_EXCL : 0) | flags, 0o600)
+        if fresh, fd < 0, errno == EEXIST {
+            // Something is there: its name goes (never what a link points to), then the new file
+            // is made, still exclusively. Asked only when it is there: an `unlink` takes the
+            // directory's lock, which every file of a batch in that directory contends for.
+            try FileSystem.remove(path)
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL | flags, 0o600)
+        }
         guard fd >= 0 else {
             if errno == ELOOP {
                 throw PinFetchError(.fileIO, "\(path) is a symbolic link: pinfetch does not write through one")

@@ -170,7 +170,9 @@ final class MirrorSource: Source {
         }
         // A partial of another URL is still sound for that URL: it stays until an answer
         // replaces it, so a URL that never answers costs none of it (Architecture, "Mirrors").
-        if reason != .differentURL { try self.partial.discard() }
+        // Without a partial there is nothing to discard: the download's reset removes any
+        // checkpoint and makes the partial anew.
+        if reason != .differentURL, reason != .noPartial { try self.partial.discard() }
         try self.download()
     }
 }
