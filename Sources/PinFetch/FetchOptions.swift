@@ -53,6 +53,9 @@ public struct FetchOptions: Sendable {
     /// Hosts reached without the proxy: a comma-separated list of host names, domains and
     /// addresses, `*` for all (as `no_proxy`); `nil` to follow `no_proxy`.
     public var noProxy: String? = nil
+    /// `USER:PASSWORD` for the proxy (`CURLOPT_PROXYUSERPWD`; curl's `-U`), whichever proxy is
+    /// used (``proxy`` or the environment's); never printed.
+    public var proxyCredentials: String? = nil
     /// Longest time for each file's whole fetch in seconds, retries and waits included, or
     /// `nil` for no limit. On expiry the file fails as a network error and its partial is kept.
     public var maximumTime: Double? = nil
@@ -116,6 +119,11 @@ public struct FetchOptions: Sendable {
     /// record still describes it is taken as recorded: no read, and without a pin a
     /// conditional `GET` (`If-None-Match`, `If-Modified-Since`; RFC 9110 §13.1).
     public var reverify = false
+    /// Never replace a file already at the destination (`--no-clobber`, wget's `-nc`): an
+    /// unpinned one is left as it is and reported `already-complete` with its digest (from its
+    /// verified record, else read); a pinned one that does not hold the pinned bytes is an
+    /// error (``PinFetchError/Code/fileIO``), the file untouched.
+    public var noClobber = false
     /// Called from the transfer thread as bytes arrive (five times a second at most).
     public var progress: (@Sendable (FetchProgress) -> Void)? = nil
     /// Asked just before each verified file is renamed into place, the point of no return:

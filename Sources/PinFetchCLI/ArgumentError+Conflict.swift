@@ -42,6 +42,12 @@ extension ArgumentError {
         case keyWithoutCertificate
         /// `-v` and `-q`.
         case verboseAndQuiet
+        /// URLs on the command line that name different files (the two names, as the URLs
+        /// give them), with no `-o` or pin to make them mirrors of one.
+        case severalFiles(String, String)
+        /// `-O` (curl's `--remote-name`) followed by something that is not a URL: wget's
+        /// `-O FILE`, which is `-o FILE` here.
+        case remoteNameWithFile(String)
 
         /// The line pinfetch prints for it.
         var message: String {
@@ -70,6 +76,13 @@ extension ArgumentError {
             case .outputAndContentDisposition: "-o and --content-disposition both name the file: give one"
             case .keyWithoutCertificate: "--key goes with --cert"
             case .verboseAndQuiet: "-v and -q: give one"
+            case .severalFiles(let first, let other):
+                "the URLs name different files (\(SafeFileName.quoted(first)), \(SafeFileName.quoted(other))), "
+                    + "and URLs on one line are mirrors of one file: for several files give -i FILE (a line "
+                    + "'URL [checksum] [name]' each), for mirrors give -o NAME or a pin"
+            case .remoteNameWithFile(let file):
+                "-O is curl's --remote-name (the URL's name, pinfetch's default) and takes no file: "
+                    + "for wget's -O \(SafeFileName.quoted(file)) give -o \(SafeFileName.quoted(file))"
             }
         }
     }

@@ -34,7 +34,7 @@ enum ArgumentError: Error, Equatable, Sendable {
     /// The line pinfetch prints after `pinfetch: `.
     var message: String {
         switch self {
-        case .unknownOption(let option): "unknown option \(option) (see --help)"
+        case .unknownOption(let option): "unknown option \(option)" + ForeignOption.advice(for: option)
         case .missingValue(let option): "\(option) needs a value"
         case .takesNoValue(let option): "\(option) takes no value"
         case .emptyValue(let option, let needs): "\(option) needs \(needs)"

@@ -79,7 +79,23 @@ extension Arguments {
         } else {
             guard !urls.isEmpty else { throw .noURL }
             if self.shard != nil { throw .conflict(.shardWithoutInputFile) }
+            if self.remoteName, let file = urls.first(where: { !$0.contains("://") }) {
+                throw .conflict(.remoteNameWithFile(file))
+            }
+            try self.checkMirrorsNameOneFile(urls)
         }
+    }
+
+    /// `URL [MIRROR-URL ...]`: the URLs are mirrors of one file, so without `-o` or a pin to
+    /// tie them they must name the same file (the last segment of each path); otherwise
+    /// several files would be taken for one, and only the first fetched. A URL that cannot be
+    /// read is left to the check that reports it.
+    /// - Throws: ``ArgumentError/Conflict/severalFiles(_:_:)`` with the first two names that differ.
+    private func checkMirrorsNameOneFile(_ urls: [String]) throws(ArgumentError) {
+        guard urls.count > 1, self.output == nil, self.pin == nil, self.checksumFile == nil else { return }
+        let names = urls.compactMap { (try? HTTPURL($0)).flatMap { try? Self.fileName(of: $0) } }
+        guard let first = names.first, let other = names.first(where: { $0 != first }) else { return }
+        throw .conflict(.severalFiles(first, other))
     }
 
     /// Options that say the same thing two ways, or need another.

@@ -3,8 +3,11 @@ extension Arguments {
     /// the other arguments are the URLs. `--` ends the options; `-` is not one.
     ///
     /// A long option's value is the next argument or follows `=` (`--output=PATH`); a short
-    /// option's is the next argument (`-o PATH`). A value is taken as it is, even when it
-    /// starts with `-` (`-o -`).
+    /// option's is the next argument (`-o PATH`) or the rest of its argument (`-j4`). Short
+    /// options that take no value may be bundled, as getopt allows (`-fsSL`, `-qo PATH`): the
+    /// first one that takes a value takes the rest of the bundle, or the next argument. An
+    /// argument that is itself a spelling (`-nc`) is that option, not a bundle. A value is taken
+    /// as it is, even when it starts with `-` (`-o -`).
     /// - Throws: ``ArgumentError`` for an unknown option, a missing value, a flag given a value,
     ///   or a value its option refuses.
     static func scan(_ arguments: [String]) throws(ArgumentError) -> (parsed: Arguments, urls: [String]) {
@@ -21,19 +24,52 @@ extension Arguments {
                 continue
             }
             let (spelling, inlineValue) = Self.split(argument)
-            guard let option = OptionTable.option(spelled: spelling) else { throw .unknownOption(spelling) }
-            var value = ""
-            if !option.takesValue {
-                guard inlineValue == nil else { throw .takesNoValue(option: spelling) }
-            } else if let inlineValue {
-                value = inlineValue
+            if let option = OptionTable.option(spelled: spelling) {
+                var value = ""
+                if !option.takesValue {
+                    guard inlineValue == nil else { throw .takesNoValue(option: spelling) }
+                } else if let inlineValue {
+                    value = inlineValue
+                } else {
+                    guard let next = rest.popFirst() else { throw .missingValue(option: spelling) }
+                    value = next
+                }
+                try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
+            } else if !argument.hasPrefix("--"), argument.count > 2 {
+                try Self.scanBundle(argument, rest: &rest, into: &parsed)
             } else {
+                throw .unknownOption(spelling)
+            }
+        }
+        return (parsed, urls)
+    }
+
+    /// The short options bundled in `argument` (`-fsSL`, `-j4`, `-qo`), applied in order.
+    private static func scanBundle(
+        _ argument: String,
+        rest: inout ArraySlice<String>,
+        into parsed: inout Arguments
+    ) throws(ArgumentError) {
+        var letters = Substring(argument).dropFirst()
+        while let letter = letters.popFirst() {
+            let spelling = "-" + String(letter)
+            guard let option = OptionTable.option(spelled: spelling), option.short == spelling else {
+                // The whole argument when its first letter is no option (`-nv`, wget's), else the letter.
+                throw .unknownOption(letters.count + 2 == argument.count ? argument : spelling)
+            }
+            guard option.takesValue else {
+                try option.apply(&parsed, OptionUse(spelling: spelling, value: ""))
+                continue
+            }
+            // `-o=a` is taken for `--output=a` misspelled, not for the name `=a`.
+            guard !letters.hasPrefix("=") else { throw .unknownOption(argument) }
+            var value = String(letters)
+            if value.isEmpty {
                 guard let next = rest.popFirst() else { throw .missingValue(option: spelling) }
                 value = next
             }
-            try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
+            return try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
         }
-        return (parsed, urls)
     }
 
     /// `--name=value` as `--name` and `value`; any other argument as itself and no value.

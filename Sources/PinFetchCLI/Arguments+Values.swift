@@ -136,16 +136,16 @@ extension Arguments {
 
     /// `USER:PASSWORD` for `--user`. pinfetch never prompts (it runs unattended), so a value
     /// without a colon is bad input; an empty password (`USER:`) is allowed.
-    static func credentials(_ value: String) throws(ArgumentError) -> String {
+    static func credentials(_ value: String, for option: String = "--user") throws(ArgumentError) -> String {
         guard let colon = value.firstIndex(ofASCII: ":"), colon != value.startIndex else {
             throw .badValue(
-                option: "--user",
+                option: option,
                 expected: "USER:PASSWORD (pinfetch never prompts for a password)",
                 given: nil
             )
         }
         guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .refused(option: "--user", reason: "control characters are not allowed")
+            throw .refused(option: option, reason: "control characters are not allowed")
         }
         return value
     }
@@ -353,7 +353,12 @@ extension Arguments {
     /// last segment of the URL path, percent-decoded, inside `-P`.
     /// - Throws: ``PinFetchError/Code/usage`` when the URL names no usable file name.
     func destination(of url: HTTPURL?) throws(PinFetchError) -> String {
-        if let output = self.output { return output }
+        // A relative -o is under -P, as curl's --output-dir puts it; an absolute one, or
+        // standard output, is as given.
+        if let output = self.output {
+            guard let directory = self.directory, output != "-", !output.hasPrefix("/") else { return output }
+            return Text.path(directory, output)
+        }
         guard let url else { throw PinFetchError(.usage, "the URL names no file; give -o PATH") }
         let name = try Self.fileName(of: url)
         return self.directory.map { Text.path($0, name) } ?? name

@@ -62,6 +62,9 @@ public struct Arguments: Sendable {
     var pinOption: String?
     /// `--dry-run`: say what would be fetched, fetch no body.
     public var dryRun = false
+    /// `-O`/`--remote-name` was given (curl's: what pinfetch does without `-o`); a URL that is
+    /// not one is then taken for wget's `-O FILE`, and the message says so.
+    var remoteName = false
 
     public init() {}
 

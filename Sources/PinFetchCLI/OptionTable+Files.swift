@@ -15,7 +15,7 @@ extension OptionTable {
             "--directory-prefix",
             short: "-P",
             .value(placeholder: "DIR"),
-            help: ["put outputs under DIR"]
+            help: ["put outputs under DIR (a relative -o too)"]
         ) { arguments, option throws(ArgumentError) in
             arguments.directory = try option.nonEmpty(needs: "a directory")
         },

@@ -113,6 +113,7 @@ extension OptionTable {
         },
         OptionSpec(
             "--proxy",
+            short: "-x",
             .value(placeholder: "URL"),
             help: ["proxy for every request ('' for none; default: *_proxy variables)"]
         ) { arguments, option throws(ArgumentError) in
@@ -127,6 +128,7 @@ extension OptionTable {
         },
         OptionSpec(
             "--max-time",
+            short: "-m",
             .value(placeholder: "S"),
             help: ["seconds for each file's whole fetch, retries included (exit 4)"]
         ) { arguments, option throws(ArgumentError) in

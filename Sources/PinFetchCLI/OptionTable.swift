@@ -4,7 +4,8 @@
 enum OptionTable {
     /// The options, in `--help` order.
     static let all: [OptionSpec] =
-        Self.files + Self.checksumFiles + Self.savingAndCaches + Self.pins + Self.network + Self.output
+        Self.files + Self.checksumFiles + Self.savingAndCaches + Self.pins + Self.network + Self.familiar
+        + Self.output
 
     /// The options by each of their spellings (`-o` and `--output`).
     private static let bySpelling: [String: OptionSpec] = {

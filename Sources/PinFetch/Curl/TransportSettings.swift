@@ -30,6 +30,7 @@ struct TransportSettings: Sendable {
     var clientCertificateFile: String?
     var clientKeyFile: String?
     var proxy: String?
+    var proxyCredentials: String?
     var noProxy: ProxyBypassList?
     /// The netrc file's bytes as they were at the start, or its path when it could not be read.
     var netrc: PrivateCopy?
@@ -62,6 +63,7 @@ struct TransportSettings: Sendable {
             if self.clientKey == nil { self.clientKeyFile = keyFile }
         }
         self.proxy = options.proxy
+        self.proxyCredentials = options.proxyCredentials
         // libcurl reads no_proxy itself when not told; it is read here and matched per request.
         let environment = ProcessInfo.processInfo.environment
         let bypass = options.noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
@@ -129,6 +131,9 @@ struct TransportSettings: Sendable {
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_KEYPASSWD, ""))
         }
         if let proxy = self.proxy { set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROXY, proxy)) }
+        if let credentials = self.proxyCredentials {
+            set(ccurl_easy_setopt_pointer(raw, CURLOPT_PROXYUSERPWD, credentials))
+        }
         if let list = self.noProxy {
             let bypassed = list.bypasses(host: ProxyBypassList.host(ofURL: url))
             set(ccurl_easy_setopt_pointer(raw, CURLOPT_NOPROXY, bypassed ? "*" : ""))

@@ -123,6 +123,7 @@ final class Download {
         self.tally.heldLock = true
         try Preparation.clearLeftovers(self.sidecars)
         if let digest = try self.verifyExistingDestination() { return digest }
+        if self.options.noClobber, FileSystem.exists(self.destination) { return try self.keptUnderNoClobber() }
         if self.serverNamed, FileSystem.exists(self.destination) {
             throw PinFetchError(
                 .fileIO,
@@ -219,6 +220,37 @@ final class Download {
             VerifiedRecord.record(on: existing, digests: digests, validator: record?.validator, url: record?.url)
         }
         return try self.alreadyComplete(digest, size: size)
+    }
+
+    /// `--no-clobber` (``FetchOptions/noClobber``) with something at the destination that is
+    /// not the pinned file: an unpinned file stays as it is, reported with its digest (its
+    /// record's when the record still describes it, else read once); anything else is an error
+    /// and stays too.
+    /// - Throws: ``PinFetchError/Code/fileIO`` for a pinned destination that does not hold the
+    ///   pinned bytes, or one that is not a regular file pinfetch can read.
+    private func keptUnderNoClobber() throws(PinFetchError) -> [UInt8] {
+        let left = "--no-clobber leaves it (remove it, or run without --no-clobber)"
+        guard self.pin == nil else {
+            throw PinFetchError(.fileIO, "\(self.destination) exists and does not hold the pinned bytes: \(left)")
+        }
+        guard FileSystem.isRegularFile(self.destination, followingLinks: false),
+            let existing = try? PartialFile(path: self.destination, readOnly: true)
+        else {
+            throw PinFetchError(.fileIO, "\(self.destination) exists and is not a regular file: \(left)")
+        }
+        let algorithm = self.mirrorSource.partial.state.algorithm
+        let owned = (try? existing.owner()) == geteuid()
+        let record = owned && !self.options.reverify ? VerifiedRecord.read(existing) : nil
+        if let record, let recorded = record.digest(for: algorithm) {
+            self.reporter.decide("\(self.destination) exists (--no-clobber): left as it is, as recorded")
+            return try self.alreadyComplete(recorded, size: record.size)
+        }
+        let size = try existing.size()
+        let running = RunningDigest(algorithm: algorithm)
+        try existing.hash(from: 0, to: size, into: running) { self.requester.shouldStop }
+        self.tally.rehashedBytes += size
+        self.reporter.decide("\(self.destination) exists (--no-clobber): left as it is")
+        return try self.alreadyComplete(running.finalize(), size: size)
     }
 
     private func alreadyComplete(_ digest: [UInt8], size: Int64) throws(PinFetchError) -> [UInt8] {

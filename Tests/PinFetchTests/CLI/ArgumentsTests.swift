@@ -136,7 +136,8 @@ struct ArgumentsTests {
     ])
     func `-- ends the options`(arguments: [String], url: String) throws {
         #expect(
-            try Arguments.parse([Self.url, "--", "http://h.test/other"]).urls == [Self.url, "http://h.test/other"]
+            try Arguments.parse([Self.url, "--", "http://h.test/mirror/file.bin"]).urls
+                == [Self.url, "http://h.test/mirror/file.bin"]
         )
         let parsed = try Arguments.parse(arguments)
         #expect(parsed.urls == [url])
@@ -145,7 +146,7 @@ struct ArgumentsTests {
 
     @Test(arguments: [
         ["--bogus", Self.url],
-        ["-x", Self.url],
+        ["-y", Self.url],
         ["--Output", "a", Self.url],
         ["-o=a", Self.url],
         ["--output"],

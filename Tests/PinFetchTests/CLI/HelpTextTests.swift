@@ -24,7 +24,7 @@ struct HelpTextTests {
 
     @Test(arguments: [
         "  -o, --output PATH          destination (default: last segment of the URL path)\n",
-        "  -P, --directory-prefix DIR put outputs under DIR\n",
+        "  -P, --directory-prefix DIR put outputs under DIR (a relative -o too)\n",
         "      --shard auto --shard-count N  K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)\n",
         "      --base-url URL         with -i: FILE is a checksum file; each entry is fetched from URL/name\n"
             + "                             and saved as name under -P (its directories kept); repeat it\n",

@@ -3,7 +3,7 @@ import Testing
 
 /// Downloads through a real forward proxy (squid): a resume passes `Range` and
 /// `If-Range` through it, HTTPS goes through `CONNECT`, a 407 is exit 6, and proxy credentials
-/// are never shown.
+/// (in the URL or given with `-U`) are never shown.
 extension ProcessTests {
     static let proxied = ["-q", "--json", "--retry-delay", "0", "--retries", "0", "--no-cache"]
 
@@ -68,7 +68,18 @@ extension ProcessTests {
                 let good = await runCLI(Self.proxied + ["--proxy", proxy, "-o", work + "/d", nginx.url("file")])
                 #expect(good.status == 0, "\(good.standardError)\n\(squid.log)")
                 #expect(contents(work + "/d") == Fixtures.a)
-                for run in [plain, tunnel, wrong, good] {
+                // curl's -x and -U: the credentials apart from the URL, through the tunnel too.
+                let separate = await runCLI(
+                    Self.proxied + ["-x", squid.url(), "-U", "ci:Pr0xyPass", "--cacert", authority.certificate]
+                        + ["-o", work + "/e", nginx.httpsURL("file")]
+                )
+                #expect(separate.status == 0, "\(separate.standardError)\n\(squid.log)")
+                #expect(contents(work + "/e") == Fixtures.a)
+                let wrongSeparate = await runCLI(
+                    Self.proxied + ["-x", squid.url(), "-U", "ci:nope", "-o", work + "/f", nginx.url("file")]
+                )
+                #expect(wrongSeparate.status == 6, "\(wrongSeparate.standardError)")
+                for run in [plain, tunnel, wrong, good, separate, wrongSeparate] {
                     #expect(!run.standardError.contains("Pr0xyPass") && !run.standardOutput.contains("Pr0xyPass"))
                 }
             }

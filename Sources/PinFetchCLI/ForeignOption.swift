@@ -1,0 +1,93 @@
+/// What an unknown option tells its user: for an option of curl's or wget's that pinfetch does
+/// not take, what to give instead or why there is none; for a near miss of one of pinfetch's
+/// own spellings, that spelling.
+enum ForeignOption {
+    /// Why `-k`, `--insecure` and `--no-check-certificate` are refused.
+    static let insecure =
+        "certificate verification cannot be turned off; trust the server's CA with --cacert FILE "
+        + "(or CURL_CA_BUNDLE)"
+
+    private static let noBody = "pinfetch only downloads (GET): it sends no request body"
+    private static let progress = "progress shows by itself on a terminal; -q hides it, -v says more"
+    private static let credentials = "give -u USER:PASSWORD (Basic), or -H 'Authorization: ...'"
+
+    /// curl's and wget's options, by spelling, with what to do instead.
+    static let hints: [String: String] = [
+        "--no-check-certificate": Self.insecure,
+        "-X": "pinfetch only downloads (GET): there is no other method",
+        "--request": "pinfetch only downloads (GET): there is no other method",
+        "--method": "pinfetch only downloads (GET): there is no other method",
+        "-d": Self.noBody, "--data": Self.noBody, "--data-binary": Self.noBody, "--data-raw": Self.noBody,
+        "-F": Self.noBody, "--form": Self.noBody, "--upload-file": Self.noBody, "--post-data": Self.noBody,
+        "--post-file": Self.noBody, "--body-data": Self.noBody,
+        "-I": "--dry-run says what would be fetched, -v shows each answer's deciding fields",
+        "--head": "--dry-run says what would be fetched, -v shows each answer's deciding fields",
+        "--spider": "--dry-run says what would be fetched, -v shows each answer's deciding fields",
+        "-b": "give a cookie as -H 'Cookie: NAME=VALUE'", "--cookie": "give a cookie as -H 'Cookie: NAME=VALUE'",
+        "-e": "give -H 'Referer: URL'", "--referer": "give -H 'Referer: URL'",
+        "--compressed": "pinfetch asks for the bytes as stored, which are what a pin describes",
+        "-w": "curl's -w: --json prints each file's result; wget's -w: pinfetch waits only before a retry "
+            + "(--retry-delay S)",
+        "--write-out": "--json prints each file's result as one JSON object",
+        "-#": Self.progress, "--progress-bar": Self.progress, "--progress": Self.progress,
+        "-nv": Self.progress, "--no-verbose": Self.progress,
+        "-N": "a rerun asks the server whether its recorded file changed (If-None-Match, If-Modified-Since)",
+        "--timestamping":
+            "a rerun asks the server whether its recorded file changed (If-None-Match, If-Modified-Since)",
+        "-z": "a rerun asks the server whether its recorded file changed (If-None-Match, If-Modified-Since)",
+        "-r": "pinfetch fetches listed files: -i MANIFEST, or -i SHA256SUMS --base-url URL",
+        "--recursive": "pinfetch fetches listed files: -i MANIFEST, or -i SHA256SUMS --base-url URL",
+        "--mirror": "pinfetch fetches listed files: -i MANIFEST, or -i SHA256SUMS --base-url URL",
+        "-B": "with -i SHA256SUMS, give --base-url URL", "--base": "with -i SHA256SUMS, give --base-url URL",
+        "-T": "wget's -T S is --connect-timeout S and --stall-timeout S here; curl's -T uploads, which pinfetch "
+            + "does not",
+        "--timeout": "give --connect-timeout S and --stall-timeout S",
+        "--read-timeout": "give --stall-timeout S", "--dns-timeout": "give --connect-timeout S",
+        "--waitretry": "give --retry-delay S (the back-off's base)",
+        "--retry-max-time": "give --max-time S (each file's whole fetch, retries included)",
+        "-Z": "-j N fetches N files at once (list them with -i FILE)",
+        "--parallel": "-j N fetches N files at once (list them with -i FILE)",
+        "--parallel-max": "-j N fetches N files at once (list them with -i FILE)",
+        "--http1.1": "the HTTP version is not chosen: HTTP/2 is offered over TLS, HTTP/1.1 taken otherwise",
+        "--http2": "the HTTP version is not chosen: HTTP/2 is offered over TLS, HTTP/1.1 taken otherwise",
+        "--http3": "the HTTP version is not chosen: HTTP/2 is offered over TLS, HTTP/1.1 taken otherwise",
+        "-K": "there is no configuration file: give the options, and -H @FILE for headers",
+        "--config": "there is no configuration file: give the options, and -H @FILE for headers",
+        "--output-document": "give -o FILE (or -o - for standard output)",
+        "--ca-certificate": "give --cacert FILE", "--certificate": "give --cert FILE",
+        "--private-key": "give --key FILE",
+        "--http-user": Self.credentials, "--http-password": Self.credentials, "--password": Self.credentials,
+        "--digest": Self.credentials, "--ntlm": Self.credentials, "--negotiate": Self.credentials,
+        "--anyauth": Self.credentials,
+        "--no-proxy": "give --proxy '' (no proxy) or --noproxy HOSTS",
+    ]
+
+    /// The line's text after `unknown option SPELLING`: a hint for a curl or wget option, or the
+    /// nearest of pinfetch's long spellings when it is one or two edits away.
+    static func advice(for spelling: String) -> String {
+        if let hint = Self.hints[spelling] { return ": " + hint }
+        if spelling.hasPrefix("--"), spelling.count > 4,
+            let nearest = OptionTable.all.map(\.long).min(by: {
+                Self.distance(spelling, $0) < Self.distance(spelling, $1)
+            }), Self.distance(spelling, nearest) <= 2
+        {
+            return " (did you mean \(nearest)? see --help)"
+        }
+        return " (see --help)"
+    }
+
+    /// The Levenshtein distance between `a` and `b`, in characters.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+@preconcurrency import Glibc
+import PinFetch
+import Testing
+
+@testable import PinFetchCLI
+
+/// curl's and wget's hands: their spellings of what pinfetch does parse as pinfetch's own,
+/// bundled short options work, deliberate differences are refused with the reason, other
+/// options of theirs get a hint, and URLs of different files are never taken for mirrors.
+struct FamiliarOptionTests {
+    static let url = "http://h.test/dir/file.bin"
+
+    /// What `arguments` parse to, comparable as text.
+    static func parsed(_ arguments: [String]) throws(ArgumentError) -> String {
+        try OptionTableTests.parsed(arguments, [:])
+    }
+
+    /// The message `arguments` are refused with (exit 2).
+    static func refusal(_ arguments: [String]) -> String? {
+        do throws(PinFetchError) {
+            _ = try Arguments.parse(arguments, environment: [:])
+            return nil
+        } catch {
+            return error.code == .usage ? error.message : "not a usage error: \(error.message)"
+        }
+    }
+
+    @Test(arguments: [
+        (["-fsSLO", Self.url], ["-q", "--remote-name", Self.url]),
+        (["-fsSL", "-O", Self.url], ["--silent", "--remote-name", Self.url]),
+        (["-j4", "-qo", "F", Self.url], ["-j", "4", "-q", "-o", "F", Self.url]),
+        (["-qoF", Self.url], ["-q", "-o", "F", Self.url]),
+        (["--retry", "3", Self.url], ["--retries", "3", Self.url]),
+        (["--retry=3", Self.url], ["--retries", "3", Self.url]),
+        (["-t", "3", Self.url], ["--retries", "2", Self.url]),
+        (["--tries=1", Self.url], ["--retries", "0", Self.url]),
+        (["-t", "0", Self.url], ["--retries", "1000", Self.url]),
+        (["--tries", "inf", Self.url], ["--retries", "1000", Self.url]),
+        (["-C", "-", "-c", "--create-dirs", "-L", Self.url], [Self.url]),
+        (["--continue-at=-", "--location", "--fail", "--show-error", "--continue", Self.url], [Self.url]),
+        (["--output-dir", "d", Self.url], ["-P", "d", Self.url]),
+        (["-m", "9", Self.url], ["--max-time", "9", Self.url]),
+        (["-x", "http://p.test:3128", Self.url], ["--proxy", "http://p.test:3128", Self.url]),
+        (["-A", "ci/1.0", Self.url], ["-H", "User-Agent: ci/1.0", Self.url]),
+        (["--silent", Self.url], ["--quiet", Self.url]),
+    ])
+    func `a curl or wget spelling parses as pinfetch's own`(given: [String], same: [String]) throws {
+        #expect(try Self.parsed(given) == Self.parsed(same), "\(given)")
+    }
+
+    @Test func `-U gives the proxy credentials, -nc the no-clobber rule`() throws {
+        let proxied = try Arguments.parse(["-x", "http://p.test:3128", "-U", "ci:pw", Self.url], environment: [:])
+        #expect(proxied.options.proxyCredentials == "ci:pw")
+        #expect(try Arguments.parse(["-nc", Self.url], environment: [:]).options.noClobber)
+        #expect(try Arguments.parse(["--no-clobber", Self.url], environment: [:]).options.noClobber)
+        #expect(!(try Arguments.parse([Self.url], environment: [:]).options.noClobber))
+    }
+
+    @Test func `a relative -o is under -P, an absolute one and standard output are as given`() throws {
+        func destination(_ arguments: [String]) throws -> String {
+            let parsed = try Arguments.parse(arguments + [Self.url], environment: [:])
+            return try parsed.destination(of: try HTTPURL(Self.url))
+        }
+        #expect(try destination(["-P", "d", "-o", "f"]) == "d/f")
+        #expect(try destination(["-o", "sub/f", "--output-dir", "d/"]) == "d/sub/f")
+        #expect(try destination(["-P", "d", "-o", "/abs/f"]) == "/abs/f")
+        #expect(try destination(["-P", "d", "-o", "-"]) == "-")
+        #expect(try destination(["-P", "d"]) == "d/file.bin")
+    }
+
+    @Test(arguments: [
+        (
+            ["-k", Self.url],
+            "-k: certificate verification cannot be turned off; trust the server's CA with --cacert FILE"
+        ),
+        (["--insecure", Self.url], "--insecure: certificate verification cannot be turned off"),
+        (
+            ["--no-check-certificate", Self.url],
+            "unknown option --no-check-certificate: certificate verification cannot"
+        ),
+        (["-fk", Self.url], "-k: certificate verification cannot be turned off"),
+        (["-C", "1000", Self.url], "-C: pinfetch resumes where its checkpoint proves the bytes, not at an offset"),
+        (
+            ["-U", "agent/1", Self.url],
+            "-U: takes USER:PASSWORD for the proxy (curl's -U); wget's -U AGENT is -A AGENT"
+        ),
+        (["-t", "-1", Self.url], "-t takes a whole number from 1 to 1001, 0 or inf, not '-1'"),
+        (
+            ["-O", "out.bin", Self.url],
+            "-O is curl's --remote-name (the URL's name, pinfetch's default) and takes no file"
+        ),
+        (["--compressed", Self.url], "unknown option --compressed: pinfetch asks for the bytes as stored"),
+        (["-X", "POST", Self.url], "unknown option -X: pinfetch only downloads (GET)"),
+        (["-nv", Self.url], "unknown option -nv: progress shows by itself on a terminal"),
+        (["-N", Self.url], "unknown option -N: a rerun asks the server whether its recorded file changed"),
+        (["-Z", Self.url], "unknown option -Z: -j N fetches N files at once"),
+        (["-fZ", Self.url], "unknown option -Z: -j N fetches N files at once"),
+        (["--retires", "3", Self.url], "unknown option --retires (did you mean --retries? see --help)"),
+        (["--jsno", Self.url], "unknown option --jsno (did you mean --json? see --help)"),
+        (["--frobnicate", Self.url], "unknown option --frobnicate (see --help)"),
+    ])
+    func `a deliberate difference is refused with its reason, another option with a hint`(
+        given: [String],
+        message: String
+    ) {
+        let refusal = Self.refusal(given)
+        #expect(refusal?.hasPrefix(message) == true, "\(given): \(refusal ?? "accepted")")
+    }
+
+    @Test func `URLs of different files are refused before any request, naming both ways`() throws {
+        let message = Self.refusal(["http://a.test/x.tar.gz", "http://b.test/y.tar.gz"]) ?? ""
+        #expect(message.contains("'x.tar.gz', 'y.tar.gz'"), "\(message)")
+        #expect(message.contains("-i FILE") && message.contains("-o NAME or a pin"), "\(message)")
+        // Mirrors: the same name, or tied by -o or a pin.
+        #expect(Self.refusal(["http://a.test/x.tar.gz", "http://b.test/pub/x.tar.gz"]) == nil)
+        #expect(Self.refusal(["-o", "x", "http://a.test/x.tar.gz", "http://b.test/y.tar.gz"]) == nil)
+        #expect(Self.refusal(["--sha256", OptionTableTests.sha256, "http://a.test/x", "http://b.test/y"]) == nil)
+    }
+}
+
+/// The same options against the test server: what reaches it, and the files on disk.
+struct FamiliarOptionFetchTests {
+    static let quiet = ["--json", "--retry-delay", "0"]
+
+    @Test func `curl's -fsSLO, -A and --retry reach the server as pinfetch's own`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(status: 503))
+                let run = await runCLI(
+                    Self.quiet + [
+                        "-fsSLO", "--retry", "1", "-A", "ci-agent/2", "--output-dir", directory, server.url(),
+                    ]
+                )
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(run.standardError.isEmpty, "-s prints nothing on success: \(run.standardError)")
+                let same = contents("\(directory)/file") == Fixtures.a
+                #expect(same)
+                #expect(server.getRequests.count == 2, "one retry after the 503")
+                #expect(server.getRequests.allSatisfy { $0.header("User-Agent") == "ci-agent/2" })
+            }
+        }
+    }
+
+    @Test func `wget's -t 1 is one attempt in all`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(status: 503))
+                let run = await runCLI(Self.quiet + ["-q", "-t", "1", "-P", directory, server.url()])
+                #expect(run.status == 8, "\(run.standardError)")
+                #expect(server.getRequests.count == 1)
+            }
+        }
+    }
+
+    @Test func `-nc leaves an unpinned file as it is, reported with its digest, and asks nothing`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/file"
+                let mine = Array("my own bytes\n".utf8)
+                try Data(mine).write(to: URL(fileURLWithPath: output))
+                let run = await runCLI(Self.quiet + ["-q", "-nc", "-o", output, server.url()])
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(run.string("status") == "already-complete")
+                #expect(run.string("sha256") == Fixtures.sha256(mine))
+                #expect(run.int("downloaded_bytes") == 0)
+                #expect(contents(output) == mine)
+                #expect(server.requests.isEmpty, "\(server.requests.map(\.target))")
+                // Without -nc the same command replaces it.
+                let replaced = await runCLI(Self.quiet + ["-q", "-o", output, server.url()])
+                #expect(replaced.status == 0, "\(replaced.standardError)")
+                let same = contents(output) == Fixtures.a
+                #expect(same)
+            }
+        }
+    }
+
+    @Test func `-nc with a pin the file does not hold fails and leaves the file`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/file"
+                let mine = Array("my own bytes\n".utf8)
+                try Data(mine).write(to: URL(fileURLWithPath: output))
+                let run = await runCLI(
+                    Self.quiet + ["-q", "-nc", "--sha256", Fixtures.sha256A, "-o", output, server.url()]
+                )
+                #expect(run.status == 3, "\(run.standardError)")
+                #expect(run.standardError.contains("--no-clobber leaves it"), "\(run.standardError)")
+                #expect(contents(output) == mine)
+                #expect(server.getRequests.isEmpty)
+                // A file that holds the pinned bytes is simply complete.
+                try Data(Fixtures.a).write(to: URL(fileURLWithPath: output))
+                let held = await runCLI(
+                    Self.quiet + ["-q", "-nc", "--sha256", Fixtures.sha256A, "-o", output, server.url()]
+                )
+                #expect(held.status == 0, "\(held.standardError)")
+                #expect(held.string("status") == "already-complete")
+            }
+        }
+    }
+}
