@@ -63,7 +63,7 @@ public struct FetchResult: Sendable {
     public struct MirrorOutcome: Sendable, Hashable {
         /// The mirror, password and signing parameters as `***`.
         public var url: String
-        /// `ok` (its bytes were committed), `mismatch` (it sent other bytes than the pin), or
+        /// `ok` (its bytes were committed, or its `304` kept a recorded file), `mismatch` (it sent other bytes than the pin), or
         /// the kind of its last failure (``PinFetchError/Code/description``: `network`,
         /// `serverResponse`, …).
         public var outcome: String

@@ -308,8 +308,10 @@ enum JobPlan {
         }
         // With a cache, the file is kept there with its verified record: a rerun asks for it
         // with a condition, and a 304 costs no body (<doc:ResumeAndCheckpoints#The-verified-record>).
+        // Only a URL without a secret: the entry's name is derived from the URL, and a URL that
+        // differs from another only in a secret (`?token=`) gets no conditional refresh anyway.
         var kept: String?
-        if let cache = arguments.options.cacheDirectory {
+        if let cache = arguments.options.cacheDirectory, Redaction.url(source) == source {
             let (path, warning) = DigestCache(directory: cache).inputPath(for: source)
             if let warning { report(.note("warning: \(warning)")) }
             kept = path
@@ -360,6 +362,12 @@ enum JobPlan {
         guard let data = FileManager.default.contents(atPath: path), data.count <= 16 << 20 else {
             throw PinFetchError(.usage, "\(source) is not a small file")
         }
-        return [UInt8](data)
+        // The bytes read are those placed (or recorded, after a 304): a file others may write
+        // (placed under umask 000) is not changed between the two unnoticed.
+        let bytes = [UInt8](data)
+        guard Pin.hex(result.algorithm.digest(of: bytes)) == result.digest else {
+            throw PinFetchError(.fileIO, "\(path) changed while it was read: another process writes it")
+        }
+        return bytes
     }
 }

@@ -126,3 +126,12 @@ final class RunningDigest {
             && Int64(buffered) == count % Int64(blockSize)
     }
 }
+
+extension HashAlgorithm {
+    /// The digest of `bytes` in this algorithm.
+    package func digest(of bytes: [UInt8]) -> [UInt8] {
+        let running = RunningDigest(algorithm: self)
+        bytes.withUnsafeBytes { running.update($0) }
+        return running.finalize()
+    }
+}

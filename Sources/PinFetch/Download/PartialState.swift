@@ -15,7 +15,7 @@ struct PartialState: Sendable {
     /// or a checkpoint's redacted form after a resume. The checkpoint writer redacts it.
     var source: String?
     /// Where a redirect from ``source`` led the answer that began the representation
-    /// (``Redaction/resource(_:)``: no query), or `nil` when it came without one. The validator
+    /// (``Redaction/resource(_:)``: no signature), or `nil` when it came without one. The validator
     /// is that resource's: an answer that a redirect now leads elsewhere cannot continue it.
     var location: String?
     /// The representation's length in bytes, when known.

@@ -24,9 +24,9 @@ struct Placement: Sendable {
         var url: String? = nil
     }
 
-    /// Places `file`, open at `path` and verified, at the destination: its usual mode (it was
-    /// private while unverified), `modificationTime` (seconds since the epoch) when given,
-    /// `fsync`, the identity check, a durable rename, then the record of what was verified
+    /// Places `file`, open at `path` and verified, at the destination: `modificationTime`
+    /// (seconds since the epoch) when given, `fsync`, its usual mode (it was private while
+    /// unverified), the identity check, a durable rename, then the record of what was verified
     /// (`nil`: none; the next run hashes the file and records it then).
     /// - Throws: ``PinFetchError/Code/fileIO`` when any of these but the record fails, or `path`
     ///   names another file now (nothing is renamed then).
@@ -37,9 +37,13 @@ struct Placement: Sendable {
         verified: Verified?
     ) throws(PinFetchError) {
         self.slot?.release()
-        try file.setMode(FileSystem.creationMode)
         if let modificationTime { try file.setModificationTime(modificationTime) }  // durable with the bytes
         try file.synchronize()
+        // The usual mode only once the bytes are durable, right before the rename: a kill
+        // during the fsync (the longest step) leaves a private partial, as every partial is.
+        // The mode is inode metadata in the file system's journal, made durable with the
+        // rename by the directory's fsync.
+        try file.setMode(FileSystem.creationMode)
         // What the file looked like after pinfetch's own last change: a write by anyone else
         // before the record is set moves its mtime or size, and then no record is left.
         let synced = try file.identity()

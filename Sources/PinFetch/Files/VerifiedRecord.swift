@@ -53,11 +53,14 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
     }
 
     /// Whether `info` (an `fstat` of the file now) is the file this record describes: a regular
-    /// file of the same device, inode, size and modification time, owned by this user, whose
-    /// change time lies between ``changed`` and ``changedBy``.
+    /// file of the same device, inode, size and modification time, owned by this user and
+    /// writable by no one else, whose change time lies between ``changed`` and ``changedBy``.
+    /// Whoever may write a file may also write its `user.` attributes, so a record on a file
+    /// that the group or others may write (placed under umask 002 or 000) could be theirs,
+    /// forged together with the bytes: only its owner can change its mode.
     func describes(_ info: stat) -> Bool {
         let changed = Self.nanoseconds(info.st_ctim)
-        return (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid()
+        return (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid() && (info.st_mode & 0o022) == 0
             && UInt64(info.st_dev) == self.device && UInt64(info.st_ino) == self.inode
             && Int64(info.st_size) == self.size && Self.nanoseconds(info.st_mtim) == self.modified
             && changed >= self.changed && changed <= self.changedBy && self.changedBy - self.changed <= Self.window
@@ -103,6 +106,8 @@ struct VerifiedRecord: Codable, Equatable, Sendable {
         // the final set lands microseconds after it, not a clock tick.
         var read = stat()
         _ = fstat(fd, &read)
+        // A file the group or others may write gets none: no record on it is ever trusted.
+        guard (read.st_mode & 0o022) == 0 else { return false }
         guard ExtendedAttribute.set(Self.attribute, to: Array("{}".utf8), on: fd) else { return false }
         let hex = Dictionary(uniqueKeysWithValues: digests.map { ($0.key.rawValue, Pin.hex($0.value)) })
         let shown = url.map { Redaction.url($0) }

@@ -41,12 +41,44 @@ package enum Redaction {
         return shown + "#" + Self.hidingValues(text[text.index(afterASCII: hash)...])
     }
 
-    /// `url` without its query and fragment, its user part as ``url(_:)`` shows it: what names
-    /// the resource a signed URL points to, the signature aside (a redirect's target, compared
-    /// from run to run).
+    /// What names the resource a signed URL points to, its signature aside (a redirect's
+    /// target, compared from run to run): `url` without its fragment and without the query
+    /// parameters that sign it or bound it in time, which change at each signing
+    /// (``isSecretName(_:)``, ``isSigningName(_:)``: `X-Amz-Signature`, `X-Amz-Date`,
+    /// `Expires`, Azure's `se`), its user part as ``url(_:)`` shows it. The other parameters
+    /// stay, in their order: they may be what names the resource (`/get?f=a.bin`).
     package static func resource(_ url: String) -> String {
-        Self.url(String(url.prefix { $0 != "?" && $0 != "#" }))
+        let withoutFragment = url.prefix { $0 != "#" }
+        guard let question = withoutFragment.firstIndex(ofASCII: "?") else { return Self.url(String(withoutFragment)) }
+        let kept = withoutFragment[withoutFragment.index(afterASCII: question)...]
+            .split(omittingEmptySubsequences: true) { $0 == "&" || $0 == ";" }
+            .filter { parameter in
+                let name = String(parameter.prefix { $0 != "=" })
+                return !Self.isSecretName(name) && !Self.isSigningName(name)
+            }
+        let path = Self.url(String(withoutFragment[..<question]))
+        return kept.isEmpty ? path : path + "?" + kept.joined(separator: "&")
     }
+
+    /// Whether a query parameter named `raw` (compared as ``isSecretName(_:)`` does) is one that
+    /// a signed URL's signer sets afresh at each signing without naming another resource:
+    /// when it was signed, how long it holds, with what algorithm and headers (AWS SigV4, Google
+    /// Cloud Storage V4, Azure SAS, CloudFront and CDN `Expires`).
+    static func isSigningName(_ raw: String) -> Bool {
+        var name = (Text.percentDecoded(raw) ?? raw).trimmingWhitespace().lowercased()
+        if name.hasSuffix("[]") { name.removeLast(2) }
+        name = name.filter { $0 != "-" && $0 != "_" && $0 != "." }
+        return Self.signingQueryNames.contains(name)
+    }
+
+    /// ``isSigningName(_:)``'s names, as it compares them.
+    static let signingQueryNames: Set<String> = [
+        "xamzdate", "xamzexpires", "xamzalgorithm", "xamzsignedheaders", "xamzsecuritytoken", "xamzusersecret",
+        "xgoogdate", "xgoogexpires", "xgoogalgorithm", "xgoogsignedheaders", "googleaccessid", "awsaccesskeyid",
+        "expires", "expiry", "expire", "exp", "validuntil", "ttl", "timestamp", "ts", "nonce",
+        // Azure SAS: version, services, resource types, permissions, start, expiry, protocol, IP.
+        "sv", "ss", "srt", "sp", "se", "spr", "sip", "sr", "skoid", "sktid", "skt", "ske", "sks", "skv",
+    ]
 
     /// `parameters` (`a=1&b=2`, split on `&` and `;`) with the values of secret ones as `***`.
     private static func hidingValues(_ parameters: Substring) -> String {

@@ -44,6 +44,7 @@ struct ConditionalRefreshTests {
                 #expect(result.rehashedBytes == 0)
                 #expect(result.bytes == Int64(Fixtures.a.count))
                 #expect(result.digest == Fixtures.sha256A)
+                #expect(result.mirrors.map(\.outcome) == ["ok"], "the mirror answered, and its 304 kept the file")
                 #expect(
                     requests.map { "\($0.method) \($0.header("If-None-Match") ?? "-")" } == ["GET \(Fixtures.etagA)"]
                 )
@@ -292,6 +293,30 @@ struct ConditionalRefreshTests {
                     #expect(third.status == 0, "\(third.standardError)")
                     #expect(contents("\(directory)/file") == Fixtures.b)
                     #expect(listing("\(directory)/cache/inputs").count == 1)
+                }
+            }
+        }
+    }
+
+    /// An outsider's case: the entry's name was the SHA-256 of the whole URL, token and all, so a
+    /// short token could be confirmed offline from the cache's listing.
+    @Test func `a checksum file at a URL with a secret is not kept in the cache`() async throws {
+        let sums = TestResource(body: Array("\(Fixtures.sha256A)  file\n".utf8), etag: "\"sums-1\"")
+        try await withTestHTTPServer(serving: sums) { sumsServer in
+            try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { server in
+                try await withTemporaryDirectory { directory in
+                    let arguments = [
+                        "-q", "--retry-delay", "0", "--cache-dir", "\(directory)/cache",
+                        "--checksum-file", sumsServer.url("/SHA256SUMS?token=hunter2"), "-o", "\(directory)/file",
+                        server.url("/file"),
+                    ]
+                    let first = await runCLI(arguments)
+                    #expect(first.status == 0, "\(first.standardError)")
+                    #expect(contents("\(directory)/file") == Fixtures.a)
+                    #expect(listing("\(directory)/cache/inputs").isEmpty)
+                    let second = await runCLI(arguments)
+                    #expect(second.status == 0, "\(second.standardError)")
+                    #expect(sumsServer.requests.allSatisfy { !TestHTTPServer.isConditional($0) })
                 }
             }
         }

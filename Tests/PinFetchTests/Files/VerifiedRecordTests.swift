@@ -54,6 +54,26 @@ struct VerifiedRecordTests {
         }
     }
 
+    /// An outsider's case: under umask 000 the placed file was 0666, and another user rewrote
+    /// it and its record (write access is all a `user.` attribute needs), so a pinned rerun took
+    /// other bytes as complete. A mode the group or others may write is never trusted.
+    @Test(arguments: [0o002, 0o020, 0o022] as [mode_t])
+    func `a record on a file that others may write describes nothing`(bits: mode_t) async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/out.bin"
+                let result = await Fetcher.immediate().run(server.url(), to: output, verifying: try Self.pinA)
+                #expect(result.error == nil, "\(failure(result))")
+                let record = try #require(Self.record(output))
+                var info = stat()
+                #expect(lstat(output, &info) == 0)
+                #expect(record.describes(info))
+                info.st_mode |= bits  // as the file would be, placed under a umask that leaves them
+                #expect(!record.describes(info))
+            }
+        }
+    }
+
     @Test func `a rerun over a recorded file makes no request and reads nothing`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTemporaryDirectory { directory in

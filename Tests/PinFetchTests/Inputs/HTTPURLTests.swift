@@ -182,4 +182,23 @@ struct HTTPURLTests {
         #expect(try HTTPURL("http://[::ffff:1.2.3.4]/").port == 80)
         #expect(try HTTPURL("http://[fe80::1%25eth0]/").host == "[fe80::1%25eth0]")
     }
+
+    @Test(arguments: [
+        (
+            "https://b.test/o/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F1&X-Amz-Date=20261203T000000Z"
+                + "&X-Amz-Expires=300&X-Amz-SignedHeaders=host&X-Amz-Signature=ab12", "https://b.test/o/k"
+        ),
+        (
+            "https://b.test/o/k?response-content-disposition=attachment&X-Amz-Signature=ab",
+            "https://b.test/o/k?response-content-disposition=attachment"
+        ),
+        ("https://a.test/c/b?sv=2024-01-01&se=2026-12-04&sr=b&sp=r&sig=xyz", "https://a.test/c/b"),
+        ("https://c.test/get?f=a.bin&sig=1", "https://c.test/get?f=a.bin"),
+        ("https://c.test/get?f=a.bin&Expires=17&token=t#frag", "https://c.test/get?f=a.bin"),
+        ("https://u:pw@c.test/x?id=7;v=2", "https://u:***@c.test/x?id=7&v=2"),
+        ("https://c.test/x", "https://c.test/x"),
+    ])
+    func `a resource is its URL without what signs it or bounds it in time`(url: String, resource: String) {
+        #expect(Redaction.resource(url) == resource)
+    }
 }

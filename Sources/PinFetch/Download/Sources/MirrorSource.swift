@@ -74,6 +74,7 @@ final class MirrorSource: Source {
         self.meter.receivedElsewhere = context.receivedBefore
         try self.takeOverPartial()
         if self.unchanged, let refresh {
+            self.mirrors.note(self.mirrors.current, "ok")  // it answered: the recorded bytes stand
             try self.superseded(size: refresh.size)
             self.partial.use(refresh.algorithm)
             return SourceAnswer(outcome: .placed(size: refresh.size, digest: refresh.digest), status: .alreadyComplete)
