@@ -30,6 +30,7 @@ public enum CommandLineTool {
 
     private static func execute(_ arguments: [String], output: Output) async -> Int32 {
         if arguments.first == "gc" { return GarbageCommand.run(Array(arguments.dropFirst()), output: output) }
+        if arguments.first == "completion" { return ShellCompletion.run(Array(arguments.dropFirst()), output: output) }
         // Signals are taken from here on, so that one coming while an input file is awaited
         // (`-H @FIFO` or `-i FIFO` without a writer) ends the run; later they cancel the
         // planning too (a remote checksum file being fetched into a temporary directory is

@@ -11,7 +11,8 @@ func fetchRelease(base: String, into directory: String, sha256: String) async th
         case .restarted(let path, let reason):
             print("\(path): starting over from byte 0: \(reason)")
         case .retrying(let retry):
-            print("\(retry.path): \(retry.reason); trying \(retry.url) in \(retry.delaySeconds) s")
+            let wait = Int((retry.delaySeconds * 1000).rounded())
+            print("\(retry.path): \(retry.reason); trying \(retry.url) in \(wait) ms")
         case .warning(let path, let message):
             print("\(path): warning: \(message)")
         case .progress, .request, .response, .decision:

@@ -60,7 +60,8 @@ func runCLI(_ arguments: [String], terminal: Bool = false) async -> CLIRun {
     let out = Capture()
     let err = Capture()
     let isolated =
-        arguments.first == "gc" || arguments.contains("--cache-dir") || arguments.contains("--help")
+        arguments.first == "gc" || arguments.first == "completion" || arguments.contains("--cache-dir")
+        || arguments.contains("--help")
         || arguments.contains("--version")
     let status = await CommandLineTool.run(
         isolated ? arguments : ["--no-cache"] + arguments,

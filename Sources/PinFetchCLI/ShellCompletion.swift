@@ -1,0 +1,126 @@
+/// `pinfetch completion bash|zsh|fish`: a completion script for the shell, made from
+/// ``OptionTable`` (every spelling, whether it takes a value, and whether that value is a file or
+/// a directory), so it never drifts from the options. The package installs all three.
+enum ShellCompletion {
+    /// The shells a script is made for.
+    static let shells = ["bash", "zsh", "fish"]
+
+    /// What an option's value is, for completion: read off its placeholder (`DIR`, `PATH`,
+    /// `FILE`, `F|URL`).
+    enum Value {
+        case none, file, directory, other
+    }
+
+    static func value(of option: OptionSpec) -> Value {
+        guard case .value(let placeholder) = option.kind else { return .none }
+        if placeholder.contains("DIR") { return .directory }
+        if ["PATH", "FILE", "F|URL", "MANIFEST"].contains(where: placeholder.contains) { return .file }
+        return .other
+    }
+
+    /// The script for `shell`, or `nil` for a shell it is not made for.
+    static func script(for shell: String, options: [OptionSpec] = OptionTable.all) -> String? {
+        switch shell {
+        case "bash": Self.bash(options)
+        case "zsh": Self.zsh(options)
+        case "fish": Self.fish(options)
+        default: nil
+        }
+    }
+
+    /// Runs `pinfetch completion SHELL`: the script on standard output, exit 0; a usage error
+    /// (exit 2) for anything else.
+    static func run(_ arguments: [String], output: CommandLineTool.Output) -> Int32 {
+        guard arguments.count == 1, let script = Self.script(for: arguments[0]) else {
+            output.standardError("pinfetch: usage: pinfetch completion bash|zsh|fish\n")
+            return 2
+        }
+        output.standardOutput(script)
+        return 0
+    }
+
+    /// The first line of an option's help, for the shells that show one.
+    private static func summary(_ option: OptionSpec) -> String {
+        (option.helpRows.first?.lines ?? []).joined(separator: " ")
+    }
+
+    private static func bash(_ options: [OptionSpec]) -> String {
+        func spellings(_ kind: Value) -> String {
+            options.filter { Self.value(of: $0) == kind }.flatMap(\.spellings).joined(separator: "|")
+        }
+        let all = options.flatMap(\.spellings).joined(separator: " ")
+        return """
+            # bash completion for pinfetch (made by `pinfetch completion bash`)
+            _pinfetch() {
+                local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+                case "$prev" in
+                    \(spellings(.file))) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                    \(spellings(.directory))) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+                    \(spellings(.other))) COMPREPLY=(); return ;;
+                esac
+                if [[ "$cur" == -* ]]; then
+                    COMPREPLY=($(compgen -W "\(all)" -- "$cur"))
+                elif [[ $COMP_CWORD -eq 1 ]]; then
+                    COMPREPLY=($(compgen -W "gc completion" -- "$cur"))
+                fi
+            }
+            complete -o default -F _pinfetch pinfetch
+
+            """
+    }
+
+    private static func zsh(_ options: [OptionSpec]) -> String {
+        func escaped(_ text: String) -> String {
+            var result = ""
+            for character in text {
+                if "[]:\\".contains(character) { result.append("\\") }
+                result.append(character)
+            }
+            return result.replacing("'", with: "'\\''")
+        }
+        let specs = options.map { option -> String in
+            let action =
+                switch Self.value(of: option) {
+                case .none: ""
+                case .file: ":file:_files"
+                case .directory: ":directory:_files -/"
+                case .other: ":value: "
+                }
+            let names = option.spellings
+            let exclusion = names.count > 1 ? "'(\(names.joined(separator: " ")))'" : ""
+            let spelled = names.count > 1 ? "{\(names.joined(separator: ","))}" : names[0]
+            let equals = option.takesValue && option.short == nil ? "=" : ""
+            return "    \(exclusion)\(spelled)\(equals)'[\(escaped(Self.summary(option)))]\(action)'"
+        }
+        return """
+            #compdef pinfetch
+            # zsh completion for pinfetch (made by `pinfetch completion zsh`)
+            _arguments -s \\
+            \(specs.joined(separator: " \\\n")) \\
+                '*:URL:_urls'
+
+            """
+    }
+
+    private static func fish(_ options: [OptionSpec]) -> String {
+        func quoted(_ text: String) -> String { "'" + text.replacing("'", with: "\\'") + "'" }
+        var lines = ["# fish completion for pinfetch (made by `pinfetch completion fish`)"]
+        lines.append("complete -c pinfetch -n __fish_use_subcommand -a 'gc completion'")
+        for option in options {
+            var line = "complete -c pinfetch"
+            if let short = option.short {
+                // One letter is -s; wget's -nc is an old-style option (-o).
+                line += short.count == 2 ? " -s \(short.dropFirst())" : " -o \(short.dropFirst())"
+            }
+            line += " -l \(option.long.dropFirst(2))"
+            switch Self.value(of: option) {
+            case .none: break
+            case .file: line += " -r -F"
+            case .directory: line += " -r -a '(__fish_complete_directories)'"
+            case .other: line += " -x"
+            }
+            lines.append(line + " -d " + quoted(Self.summary(option)))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
