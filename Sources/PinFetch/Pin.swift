@@ -57,25 +57,62 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         self.digest = digest
     }
 
-    /// Parses the argument of `--sha256`: exactly 64 hex digits, any case.
-    /// - Throws: ``PinFetchError/Code/usage`` with the reason when `hex` is not that.
+    /// Parses the argument of `--sha256`: exactly 64 hex digits, any case, alone or after
+    /// `sha256:` (as `sha256sum --tag` and registries write it).
+    /// - Throws: ``PinFetchError/Code/usage`` with the reason when `hex` is not that, showing
+    ///   what was given and where the other forms go.
     public init(sha256Hex hex: String) throws(PinFetchError) {
-        try self.init(algorithm: .sha256, hex: hex)
+        let digits = hex.lowercased().hasPrefix("sha256:") ? hex.dropFirst(7) : Substring(hex)
+        guard digits.count == 64, let bytes = Self.bytes(fromHex: String(digits)) else {
+            throw PinFetchError(
+                .usage,
+                "--sha256 takes 64 hex digits (or sha256:HEX), not \(Self.shown(hex)); "
+                    + "--checksum takes sha384:HEX, sha512:HEX and SRI (sha256-BASE64)"
+            )
+        }
+        try self.init(algorithm: .sha256, digest: bytes)
+    }
+
+    /// `text` as a message shows a pin that was given: quoted, cut at 80 characters, with its
+    /// length when that is what is wrong. A pin is no secret.
+    static func shown(_ text: String) -> String {
+        let cut = text.count > 80 ? String(text.prefix(77)) + "..." : text
+        return "'\(cut)' (\(text.count) characters)"
     }
 
     /// Parses a `--checksum` spec: `sha256:HEX`, `sha384:HEX`, `sha512:HEX`, bare hex of 64, 96
     /// or 128 digits, or SRI tokens (`sha256-BASE64`, `sha384-BASE64`, `sha512-BASE64`,
     /// several separated by spaces).
-    /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong, for a malformed spec or
-    ///   one with only unsupported algorithms (e.g. `md5:`, `sha1-`).
+    /// aria2's `sha-256=HEX` (and `sha-384=`, `sha-512=`) is taken as `sha256:HEX`.
+    /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong and showing what was given,
+    ///   for a malformed spec or one with only unsupported algorithms (e.g. `md5:`, `sha1-`).
     public init(parsing spec: String) throws(PinFetchError) {
-        let trimmed = String(spec.trimmingWhitespace())
+        var trimmed = String(spec.trimmingWhitespace())
         guard !trimmed.isEmpty else { throw PinFetchError(.usage, "empty checksum") }
+        if let equals = trimmed.firstIndex(of: "="), !trimmed.contains(":"),
+            HashAlgorithm(label: trimmed[..<equals].lowercased()) != nil
+                || Self.weak.contains(trimmed[..<equals].lowercased()),
+            trimmed[trimmed.index(after: equals)...].allSatisfy(\.isHexDigit)
+        {
+            trimmed = trimmed[..<equals] + ":" + trimmed[trimmed.index(after: equals)...]  // aria2's form
+        }
         if let colon = trimmed.firstIndex(of: ":") {
             let name = trimmed[..<colon].lowercased()
             let value = String(trimmed[trimmed.index(after: colon)...])
             guard let algorithm = HashAlgorithm(label: name) else {
-                throw PinFetchError(.usage, "unsupported checksum algorithm '\(name)' (use sha256, sha384 or sha512)")
+                if Self.weak.contains(name) {
+                    throw PinFetchError(
+                        .usage,
+                        "\(name) is not taken as a pin: it catches corruption, not tampering (anyone can make "
+                            + "other bytes with the same \(name)); give the sha256, sha384 or sha512 the "
+                            + "publisher lists"
+                    )
+                }
+                throw PinFetchError(
+                    .usage,
+                    "unsupported checksum algorithm '\(name.prefix(40))' in \(Self.shown(spec)) "
+                        + "(use sha256:HEX, sha384:HEX, sha512:HEX or SRI)"
+                )
             }
             try self.init(algorithm: algorithm, hex: value)
         } else if trimmed.allSatisfy(\.isHexDigit) {
@@ -86,7 +123,8 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
             default:
                 throw PinFetchError(
                     .usage,
-                    "a hex checksum has 64 (sha256), 96 (sha384) or 128 (sha512) digits, not \(trimmed.count)"
+                    "a hex checksum has 64 (sha256), 96 (sha384) or 128 (sha512) digits, not \(trimmed.count) "
+                        + "(\(Self.shown(spec)))"
                 )
             }
         } else {
@@ -97,7 +135,10 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
     private init(algorithm: HashAlgorithm, hex: String) throws(PinFetchError) {
         let expected = algorithm.digestLength * 2
         guard hex.count == expected, let bytes = Self.bytes(fromHex: hex) else {
-            throw PinFetchError(.usage, "a \(algorithm.rawValue) checksum is \(expected) hex digits")
+            throw PinFetchError(
+                .usage,
+                "a \(algorithm.rawValue) checksum is \(expected) hex digits, not \(Self.shown(hex))"
+            )
         }
         try self.init(algorithm: algorithm, digest: bytes)
     }
@@ -132,6 +173,9 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         }
         return best
     }
+
+    /// Names of digests that are not taken as pins (spelled as a label: `md5`, `sha1`, `sha-1`).
+    static let weak: Set<String> = ["md5", "sha1", "sha-1"]
 
     /// The digest as lower-case hex.
     public var hex: String { Self.hex(self.digest) }

@@ -58,7 +58,7 @@ extension OptionTable {
         OptionSpec(
             "--sha256",
             .value(placeholder: "HEX"),
-            help: ["pin a SHA-256 (64 hex digits, any case)"]
+            help: ["pin a SHA-256 (64 hex digits, any case; sha256:HEX too)"]
         ) { arguments, option throws(ArgumentError) in
             try arguments.notePin(option)
             arguments.pin = try option.read { hex throws(PinFetchError) in try Pin(sha256Hex: hex) }
@@ -68,7 +68,8 @@ extension OptionTable {
             .value(placeholder: "SPEC"),
             help: [
                 "sha256:HEX | sha384:HEX | sha512:HEX | SRI metadata",
-                "(sha384-BASE64 ...: any value of its strongest algorithm)",
+                "(sha384-BASE64 ...: any value of its strongest algorithm) | aria2's",
+                "sha-256=HEX; md5 and sha1 are refused (no defence against tampering)",
             ]
         ) { arguments, option throws(ArgumentError) in
             try arguments.notePin(option)

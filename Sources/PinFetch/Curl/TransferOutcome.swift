@@ -1,3 +1,5 @@
+internal import CCurl
+
 /// How one libcurl transfer ended.
 struct TransferOutcome {
     enum Category {
@@ -28,5 +30,28 @@ extension TransferOutcome {
         case .protocolViolation: .protocolViolation
         case .ok, .aborted, .other, .notStarted: .generic
         }
+    }
+}
+
+extension TransferOutcome {
+    /// This outcome, its message pointing to the fix: a failed certificate check names the
+    /// options that trust a private certificate authority; a failure to reach or pass the proxy
+    /// (`proxy`: ``TransportSettings/proxyShown(for:)``) says it was the proxy, and which.
+    func pointingToTheFix(proxy: String?) -> TransferOutcome {
+        var outcome = self
+        if self.category == .tls {
+            outcome.message += "; to trust a private certificate authority give --cacert FILE (or set CURL_CA_BUNDLE)"
+        }
+        guard let proxy else { return outcome }
+        // CURLE_PROXY (97, libcurl 7.73) is not in every header: by number.
+        let proxyCodes = [CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT].map { Int($0.rawValue) } + [97]
+        let lower = self.message.lowercased()
+        if proxyCodes.contains(self.code) || lower.contains("proxy") || lower.contains("connect tunnel") {
+            outcome.message = "the proxy \(proxy): \(self.message)"
+            if self.category == .authentication {
+                outcome.message += " (give --proxy-user USER:PASSWORD, or them in the proxy URL)"
+            }
+        }
+        return outcome
     }
 }

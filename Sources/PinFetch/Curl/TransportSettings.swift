@@ -32,6 +32,9 @@ struct TransportSettings: Sendable {
     var proxy: String?
     var proxyCredentials: String?
     var noProxy: ProxyBypassList?
+    /// The proxy variables libcurl reads when ``proxy`` is not set, by name, as the environment
+    /// had them at the start (for messages: ``proxyShown(for:)``).
+    var environmentProxies: [String: String] = [:]
     /// The netrc file's bytes as they were at the start, or its path when it could not be read.
     var netrc: PrivateCopy?
     var netrcFile: String?
@@ -68,6 +71,9 @@ struct TransportSettings: Sendable {
         let environment = ProcessInfo.processInfo.environment
         let bypass = options.noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
         self.noProxy = bypass.map(ProxyBypassList.init)
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+            if let value = environment[name], !value.isEmpty { self.environmentProxies[name] = value }
+        }
         if let file = options.netrcFile {
             self.netrc = try Self.read(file, "the netrc file").flatMap(PrivateCopy.init)
             if self.netrc == nil { self.netrcFile = file }
@@ -92,6 +98,19 @@ struct TransportSettings: Sendable {
             throw PinFetchError(.usage, "\(what) \(path) cannot be read, or is larger than 64 MiB")
         }
         return bytes
+    }
+
+    /// The proxy a request to `url` goes through, as a message names it: its URL without
+    /// credentials and where it came from (`--proxy`, or the variable libcurl reads: `http_proxy`
+    /// for http, `https_proxy` or `HTTPS_PROXY` for https, else `all_proxy` or `ALL_PROXY`), or
+    /// `nil` for none (`--proxy ''`, or a host the bypass list matches).
+    func proxyShown(for url: String) -> String? {
+        if let list = self.noProxy, list.bypasses(host: ProxyBypassList.host(ofURL: url)) { return nil }
+        if let proxy = self.proxy { return proxy.isEmpty ? nil : "\(Redaction.malformedURL(proxy)) (--proxy)" }
+        let https = url.lowercased().hasPrefix("https:")
+        let names = (https ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]) + ["all_proxy", "ALL_PROXY"]
+        guard let name = names.first(where: { self.environmentProxies[$0] != nil }) else { return nil }
+        return "\(Redaction.malformedURL(self.environmentProxies[name]!)) ($\(name))"
     }
 
     /// Sets these options on the easy handle `raw` (after `curl_easy_reset`) for a request to

@@ -83,8 +83,13 @@ enum AnswerDecision: Hashable, Sendable {
                 return .fail(.protocolViolation, "HTTP 304 (Not Modified) to a GET without a condition")
             }
             return .restart("HTTP 304 (Not Modified) to a ranged GET, which asked no condition it answers")
-        case 401, 407:
-            return .fail(.authentication, "HTTP \(head.status) (authentication required)")
+        case 401:
+            return .fail(.authentication, "HTTP 401 (authentication required)")
+        case 407:
+            return .fail(
+                .authentication,
+                "HTTP 407 (the proxy wants credentials: give --proxy-user USER:PASSWORD, or them in the proxy URL)"
+            )
         case 408, 429, 500...599:
             let retryAfter = head.value("retry-after").flatMap { RetryAfter.seconds($0, date: head.value("date")) }
             return .retry(.serverResponse, "HTTP \(head.status)", retryAfter: retryAfter)

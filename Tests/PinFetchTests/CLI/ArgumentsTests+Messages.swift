@@ -61,8 +61,10 @@ extension ArgumentsTests {
         ),
         MessageCase(
             [Self.url, "--sha256", "12"],
-            .malformed("a sha256 checksum is 64 hex digits"),
-            "a sha256 checksum is 64 hex digits"
+            .malformed(
+                "--sha256 takes 64 hex digits (or sha256:HEX), not '12' (2 characters); --checksum takes sha384:HEX, sha512:HEX and SRI (sha256-BASE64)"
+            ),
+            "--sha256 takes 64 hex digits (or sha256:HEX), not '12' (2 characters); --checksum takes sha384:HEX, sha512:HEX and SRI (sha256-BASE64)"
         ),
         MessageCase(
             [Self.url, "--sha256", Self.sha256, "--checksum", "sha256:\(Self.sha256)"],

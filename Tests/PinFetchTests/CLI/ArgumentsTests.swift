@@ -195,7 +195,7 @@ struct ArgumentsTests {
         [Self.url, "--sha256", Self.sha256, "--checksum", "sha256:\(Self.sha256)"],
         [Self.url, "--checksum", "sha256:\(Self.sha256)", "--sha256", Self.sha256],
         [Self.url, "--sha256", Self.sha256, "--sha256", Self.sha256],
-        [Self.url, "--sha256", "sha256:\(Self.sha256)"],
+        [Self.url, "--sha256", "sha512:\(Self.sha256)"],
         [Self.url, "--sha256", "12"],
         [Self.url, "--checksum", "md5:d41d8cd98f00b204e9800998ecf8427e"],
     ])

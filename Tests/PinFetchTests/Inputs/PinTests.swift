@@ -178,8 +178,8 @@ struct PinTests {
 
     @Test(arguments: [
         "",
-        "sha256:\(PinTests.sha256Hex)",
         "sha256-\(PinTests.sha256Base64)",
+        "sha512:\(PinTests.sha256Hex)",
         PinTests.sha512Hex,
         String(PinTests.sha256Hex.dropLast()),
         PinTests.sha256Hex + "a",
@@ -190,6 +190,29 @@ struct PinTests {
     func `--sha256 rejects anything but 64 hex digits`(hex: String) {
         let error = #expect(throws: PinFetchError.self) { try Pin(sha256Hex: hex) }
         #expect(error?.code.exitStatus == 2)
+        // It shows what was given, and where the other forms go.
+        #expect(error?.message.contains("not '\(hex.prefix(77))") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("--checksum takes sha384:HEX, sha512:HEX and SRI") == true)
+    }
+
+    @Test(arguments: ["sha256:\(PinTests.sha256Hex)", "SHA256:\(PinTests.sha256Hex.uppercased())"])
+    func `--sha256 takes sha256:HEX too`(spelled: String) throws {
+        #expect(try Pin(sha256Hex: spelled) == Pin(sha256Hex: PinTests.sha256Hex))
+    }
+
+    @Test func `aria2's sha-256=HEX is a pin, md5 and sha1 are refused with the reason`() throws {
+        #expect(try Pin(parsing: "sha-256=\(PinTests.sha256Hex)") == Pin(sha256Hex: PinTests.sha256Hex))
+        #expect(try Pin(parsing: "sha-512=\(PinTests.sha512Hex)").algorithm == .sha512)
+        for weak in [
+            "md5:d41d8cd98f00b204e9800998ecf8427e", "sha1=da39a3ee5e6b4b0d3255bfef95601890afd80709",
+            "sha-1:da39a3ee5e6b4b0d3255bfef95601890afd80709",
+        ] {
+            let error = #expect(throws: PinFetchError.self) { try Pin(parsing: weak) }
+            #expect(error?.code.exitStatus == 2)
+            #expect(error?.message.contains("catches corruption, not tampering") == true, "\(weak)")
+        }
+        let short = #expect(throws: PinFetchError.self) { try Pin(parsing: "sha256:abc") }
+        #expect(short?.message == "a sha256 checksum is 64 hex digits, not 'abc' (3 characters)")
     }
 
     @Test(arguments: [(HashAlgorithm.sha256, 31), (.sha256, 33), (.sha256, 64), (.sha512, 32), (.sha512, 0)])

@@ -57,6 +57,9 @@ extension ProcessTests {
                         + ["-o", work + "/b", nginx.httpsURL("file")]
                 )
                 #expect(tunnel.status == 6, "\(tunnel.standardError)")
+                // Both say it was the proxy that wants credentials, and how to give them.
+                #expect(plain.standardError.contains("--proxy-user USER:PASSWORD"), "\(plain.standardError)")
+                #expect(tunnel.standardError.contains("--proxy-user USER:PASSWORD"), "\(tunnel.standardError)")
 
                 let proxy = squid.url(credentials: "ci:Pr0xyPass")
                 let wrong = await runCLI(
@@ -107,6 +110,18 @@ extension ProcessTests {
                     )
                     #expect(around.status == 0, "\(around.standardError)")
                     #expect(server.getRequests.last?.header("Via") == nil)
+                    // Without --noproxy the dead proxy is named, with where it came from.
+                    let down = await runCLI(Self.proxied + ["--proxy", dead, "-o", directory + "/down", server.url()])
+                    #expect(down.status == 4)
+                    #expect(down.standardError.contains("the proxy \(dead) (--proxy): "), "\(down.standardError)")
+                    let fromEnvironment = try self.startPinfetch(
+                        Self.proxied + ["-o", directory + "/down-env", server.url()],
+                        logs: directory + "/down-env",
+                        environment: ["http_proxy": dead, "no_proxy": ""]
+                    )
+                    try await fromEnvironment.wait(timeout: .seconds(60))
+                    #expect(fromEnvironment.termination == .exited(4), "\(fromEnvironment.transcript)")
+                    #expect(fromEnvironment.transcript.contains("the proxy \(dead) ($http_proxy): "))
                 }
             }
         }

@@ -51,6 +51,7 @@ struct ProcessTests {
             let why = EndToEndTests.explain(run, nginx)
             #expect(run.status == 5, why)
             #expect(run.standardError.lowercased().contains("certificate"), why)  // libcurl's own words
+            #expect(run.standardError.contains("--cacert FILE (or set CURL_CA_BUNDLE)"), why)  // and the fix
             #expect(run.string("status") == "failed", why)
             let error = run.json["error"] as? [String: Any]
             #expect((error?["exit_code"] as? NSNumber)?.intValue == 5, why)
