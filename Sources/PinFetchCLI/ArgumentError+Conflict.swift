@@ -36,6 +36,8 @@ extension ArgumentError {
         case outputWithInputFile
         /// `--shard` without `-i`.
         case shardWithoutInputFile
+        /// `--include` or `--exclude` without `-i`.
+        case filterWithoutInputFile
         /// `-o` and `--content-disposition`.
         case outputAndContentDisposition
         /// `--key` without `--cert`.
@@ -73,6 +75,7 @@ extension ArgumentError {
             case .urlsWithInputFile: "give URLs on the command line or with -i, not both"
             case .outputWithInputFile: "-o names one file; with -i use -P DIR"
             case .shardWithoutInputFile: "--shard goes with -i"
+            case .filterWithoutInputFile: "--include and --exclude choose entries of -i FILE: give -i"
             case .outputAndContentDisposition: "-o and --content-disposition both name the file: give one"
             case .keyWithoutCertificate: "--key goes with --cert"
             case .verboseAndQuiet: "-v and -q: give one"

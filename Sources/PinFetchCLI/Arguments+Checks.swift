@@ -79,6 +79,7 @@ extension Arguments {
         } else {
             guard !urls.isEmpty else { throw .noURL }
             if self.shard != nil { throw .conflict(.shardWithoutInputFile) }
+            if !self.includes.isEmpty || !self.excludes.isEmpty { throw .conflict(.filterWithoutInputFile) }
             if self.remoteName, let file = urls.first(where: { !$0.contains("://") }) {
                 throw .conflict(.remoteNameWithFile(file))
             }

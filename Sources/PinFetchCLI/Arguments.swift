@@ -37,6 +37,10 @@ public struct Arguments: Sendable {
     var shardAutomatic = false
     /// `--shard-count N`, with `--shard auto`.
     var shardCount: Int?
+    /// `--include` and `--exclude` (repeatable): with `-i`, the entries fetched are those whose
+    /// name matches an include (any, when none is given) and no exclude (`fnmatch(3)` globs).
+    public var includes: [String] = []
+    public var excludes: [String] = []
     /// `--content-disposition`: name the file after the server's `Content-Disposition`.
     public var contentDisposition = false
     /// `--cache-dir`, or `nil` for `$PINFETCH_CACHE_DIR` (no cache when that is unset or empty).

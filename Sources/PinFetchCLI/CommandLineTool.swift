@@ -141,10 +141,7 @@ public enum CommandLineTool {
                         reporter.message(GitHubAnnotation.error(path: result.path, message: error.message) + "\n")
                     }
                 } else if !parsedArguments.quiet, !parsedArguments.json {
-                    let digest = "\(result.algorithm.rawValue):\(result.digest ?? "")"
-                    reporter.message(
-                        "pinfetch: \(Printable.text(result.path)): \(result.bytes) bytes, \(digest) (\(result.status.rawValue))\n"
-                    )
+                    reporter.message(ResultLines.result(result, verbose: parsedArguments.verbose))
                 }
                 if parsedArguments.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
                     printJSON(JSONReport(result: result, exitStatus: status).line())
@@ -174,14 +171,15 @@ public enum CommandLineTool {
             output.standardError("pinfetch: this shard has no entry: nothing to do\n")
         }
         let statuses = results.map { Self.exitStatus(of: $0, signal: signals.stopSignal) }
-        if results.count > 1 {
-            let skipped = results.filter { $0.status == .skipped }.count
-            let failed = statuses.filter { $0 != 0 }.count - skipped
-            let bytes = results.reduce(Int64(0)) { $0 + $1.downloadedBytes }
-            output.standardError(
-                "pinfetch: \(results.count - failed - skipped) of \(results.count) files ok, \(failed) failed, "
-                    + (skipped > 0 ? "\(skipped) not started, " : "") + "\(ProgressReporter.size(bytes)) downloaded\n"
+        if results.count > 1,
+            let line = ResultLines.summary(
+                results,
+                statuses: statuses,
+                quiet: parsed.quiet,
+                interrupted: signals.stopSignal != nil
             )
+        {
+            output.standardError(line)
         }
         return statuses.max { Self.severity(of: $0) < Self.severity(of: $1) } ?? 0
     }

@@ -141,6 +141,7 @@ enum JobPlan {
         // An empty list is a mistake (a truncated download, the wrong file), not a success; a shard
         // that happens to get no entry of a non-empty list has nothing to do.
         guard !manifest.entries.isEmpty else { throw PinFetchError(.usage, "\(input) lists no file to fetch") }
+        manifest = try Self.filtered(manifest, arguments, input: input)
         if let (k, n) = arguments.shard { manifest = manifest.shard(k, of: n) }
         let directory = arguments.directory ?? "."
         var jobs: [FetchJob] = []

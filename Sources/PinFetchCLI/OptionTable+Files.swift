@@ -59,6 +59,25 @@ extension OptionTable {
             arguments.shardCount = try option.wholeNumber(in: 1...Int.max, expected: "a whole number of at least 1")
         },
         OptionSpec(
+            "--include",
+            .value(placeholder: "GLOB"),
+            repeatable: true,
+            help: [
+                "with -i: only entries whose name (as listed: linux/amd64/tool) matches",
+                "a GLOB given (* also matches /)",
+            ]
+        ) { arguments, option throws(ArgumentError) in
+            arguments.includes.append(try option.nonEmpty(needs: "a pattern"))
+        },
+        OptionSpec(
+            "--exclude",
+            .value(placeholder: "GLOB"),
+            repeatable: true,
+            help: ["with -i: no entry whose name matches GLOB (after --include)"]
+        ) { arguments, option throws(ArgumentError) in
+            arguments.excludes.append(try option.nonEmpty(needs: "a pattern"))
+        },
+        OptionSpec(
             "--jobs",
             short: "-j",
             .value(placeholder: "N"),

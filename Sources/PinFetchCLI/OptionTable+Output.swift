@@ -7,7 +7,7 @@ extension OptionTable {
         OptionSpec(
             "--quiet",
             short: "-q",
-            help: ["no progress, no retry lines; errors and warnings still go to stderr"]
+            help: ["no progress, no retry lines, nothing on success; errors and warnings", "still go to stderr"]
         ) { arguments, _ in
             arguments.quiet = true
         },

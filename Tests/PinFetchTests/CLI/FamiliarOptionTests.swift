@@ -199,3 +199,59 @@ struct FamiliarOptionFetchTests {
         }
     }
 }
+
+/// What a person reads about a file: short lines, the whole digest only with `-v` or `--json`.
+struct ResultLineTests {
+    @Test(arguments: [false, true])
+    func `a result line gives the size in units and the digest's start, all of it with -v`(
+        verbose: Bool
+    )
+        async throws
+    {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let output = "\(directory)/file.bin"
+                let run = await runCLI(["--retry-delay", "0", "-o", output, server.url()] + (verbose ? ["-v"] : []))
+                #expect(run.status == 0, "\(run.standardError)")
+                let size = ProgressReporter.size(Int64(Fixtures.a.count))
+                let digest = verbose ? Fixtures.sha256A : Fixtures.sha256A.prefix(8) + "…"
+                #expect(
+                    run.standardError.contains("pinfetch: \(output)  \(size)  sha256:\(digest)  downloaded\n"),
+                    "\(run.standardError)"
+                )
+            }
+        }
+    }
+}
+
+/// `--include` and `--exclude` choose the entries of a checksum file by their listed names.
+struct EntryFilterTests {
+    @Test func `only the entries the globs choose are fetched, before the shard is taken`() async throws {
+        let sums =
+            [("linux/amd64/tool", Fixtures.a), ("linux/arm64/tool", Fixtures.a), ("darwin/arm64/tool", Fixtures.a)]
+            .map { "\(Fixtures.sha256($0.1))  \($0.0)" }.joined(separator: "\n") + "\n"
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                try sums.write(toFile: "\(directory)/SHA256SUMS", atomically: true, encoding: .utf8)
+                let base = [
+                    "-q", "--retry-delay", "0", "-i", "\(directory)/SHA256SUMS", "--base-url", server.url("/r/"),
+                ]
+                let run = await runCLI(
+                    base + ["-P", "\(directory)/out", "--include", "linux/*", "--exclude", "*/arm64/*"]
+                )
+                #expect(run.status == 0, "\(run.standardError)")
+                #expect(server.getRequests.map(\.target) == ["/r/linux/amd64/tool"])
+                let same = contents("\(directory)/out/linux/amd64/tool") == Fixtures.a
+                #expect(same)
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/out/linux/arm64"))
+
+                let none = await runCLI(base + ["-P", "\(directory)/none", "--include", "*.zip"])
+                #expect(none.status == 2)
+                #expect(none.standardError.contains("--include and --exclude leave none of its 3 entries"))
+                let alone = await runCLI(["--include", "*", server.url("/f")])
+                #expect(alone.status == 2)
+                #expect(alone.standardError.contains("--include and --exclude choose entries of -i FILE"))
+            }
+        }
+    }
+}

@@ -52,6 +52,8 @@ struct OptionTableTests {
         for option in OptionTable.all where !option.takesValue { samples[option.long] = Sample() }
         samples["--input-file"] = Sample(value: "M", context: [])
         samples["--base-url"] = Sample(value: "https://b.test/", context: ["-i", "SUMS"])
+        samples["--include"] = Sample(value: "linux/*", context: ["-i", "M"])
+        samples["--exclude"] = Sample(value: "*.sig", context: ["-i", "M"])
         samples["--shard"] = Sample(value: "0/2", context: ["-i", "M"])
         samples["--shard-count"] = Sample(
             value: "3",
