@@ -13,7 +13,35 @@ final class ProgressReporter: Sendable {
     private struct Download {
         var progress: FetchProgress
         let started: Date
+        /// Bytes received by each time of the last ``window`` seconds, oldest first: the rate
+        /// shown is recent, so a stall shows at once instead of an average since the start.
+        var samples: [(time: Date, received: Int64)] = []
+        /// When the last new byte came (the start until one does).
+        var lastByte: Date
+
+        init(progress: FetchProgress, started: Date) {
+            self.progress = progress
+            self.started = started
+            self.lastByte = started
+            self.samples = [(started, progress.receivedBytes)]
+        }
+
+        /// Takes `progress` as of `now`.
+        mutating func update(_ progress: FetchProgress, now: Date) {
+            if progress.receivedBytes > self.progress.receivedBytes { self.lastByte = now }
+            self.progress = progress
+            self.samples.append((now, progress.receivedBytes))
+            // One sample older than the window stays, so the window is always covered.
+            while self.samples.count > 2, now.timeIntervalSince(self.samples[1].time) >= ProgressReporter.window {
+                self.samples.removeFirst()
+            }
+        }
     }
+
+    /// Seconds over which the rate is measured.
+    static let window = 5.0
+    /// Seconds without a new byte after which a download shows `stalled`.
+    static let stallAfter = 3.0
 
     private struct State {
         var downloads: [String: Download] = [:]
@@ -54,7 +82,7 @@ final class ProgressReporter: Sendable {
                 state.order.append(progress.path)
                 state.downloads[progress.path] = Download(progress: progress, started: now)
             }
-            state.downloads[progress.path]?.progress = progress
+            state.downloads[progress.path]?.update(progress, now: now)
             if self.terminal != nil {
                 guard now.timeIntervalSince(state.lastDraw) >= 0.1 else { return }
                 state.lastDraw = now
@@ -150,14 +178,17 @@ final class ProgressReporter: Sendable {
         return text
     }
 
-    /// One download's line: `NAME: DONE / TOTAL (P%), ETA T, RATE/s`. With `barColumns`, a bar
+    /// One download's line: `NAME: DONE / TOTAL (P%), ETA T, RATE/s`, the rate over the last
+    /// ``window`` seconds; `, stalled 12s` in its place after ``stallAfter`` seconds without a
+    /// byte, `, waiting for the answer` before the first. With `barColumns`, a bar
     /// first and the whole line fitted to that many columns: the name is shortened in its
     /// middle (`very-long…name.iso`, at least 12 columns), then the bar dropped, then the ETA,
     /// then the rate; a line that still does not fit is cut.
     private static func line(for download: Download, now: Date, barColumns: Int? = nil) -> String {
         let progress = download.progress
-        let elapsed = max(0.001, now.timeIntervalSince(download.started))
-        let rate = Double(progress.receivedBytes) / elapsed
+        let oldest = download.samples.first ?? (download.started, 0)
+        let span = max(0.001, now.timeIntervalSince(oldest.time))
+        let rate = Double(progress.receivedBytes - oldest.received) / span
         let name = Printable.text(Text.lastPathComponent(progress.path))
         var sizes = ": \(Self.size(progress.completedBytes))"
         var eta = ""
@@ -170,7 +201,12 @@ final class ProgressReporter: Sendable {
             bar = "[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] "
             if rate > 0 { eta = ", ETA \(Self.duration(Double(total - progress.completedBytes) / rate))" }
         }
-        let speed = ", \(Self.size(Int64(rate)))/s"
+        let silent = now.timeIntervalSince(download.lastByte)
+        let speed =
+            progress.receivedBytes == 0 && silent >= 1
+            ? ", waiting for the answer"
+            : silent >= Self.stallAfter ? ", stalled \(Self.duration(silent))" : ", \(Self.size(Int64(rate)))/s"
+        if silent >= Self.stallAfter { eta = "" }
         guard let columns = barColumns else { return name + sizes + eta + speed }
         let choices = [(bar, sizes + eta + speed), ("", sizes + eta + speed), ("", sizes + speed), ("", sizes)]
         for (prefix, details) in choices {

@@ -48,4 +48,19 @@ struct ProgressReporterTests {
     func `sizes use binary units`(bytes: Int64, text: String) {
         #expect(ProgressReporter.size(bytes) == text)
     }
+
+    /// The rate is recent: a download that stopped receiving says `stalled` (after 3 s), not
+    /// an average since its start that slowly falls; one with no byte yet is waiting for the
+    /// answer. (The waits are the mechanism's own thresholds, not bounds on the machine.)
+    @Test func `a stall shows as stalled, a silent server as waiting for the answer`() {
+        let sink = Sink()
+        let reporter = ProgressReporter(terminal: nil, lineInterval: 0, write: sink.write)
+        reporter.report(Self.progress("/tmp/a.iso", 8 << 20, of: 1 << 30))
+        reporter.report(FetchProgress(path: "/tmp/b.iso", completedBytes: 0, totalBytes: nil, receivedBytes: 0))
+        Thread.sleep(forTimeInterval: ProgressReporter.stallAfter + 0.3)
+        reporter.report(Self.progress("/tmp/a.iso", 8 << 20, of: 1 << 30))
+        let lines = sink.value.split(separator: "\n").suffix(2)
+        #expect(lines.first?.hasPrefix("pinfetch: a.iso: 8.0 MiB / 1.0 GiB (0%), stalled 3s") == true, "\(lines)")
+        #expect(lines.last?.hasSuffix("b.iso: 0 B, waiting for the answer") == true, "\(lines)")
+    }
 }
