@@ -35,6 +35,10 @@ extension Arguments {
                     value = next
                 }
                 try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
+                if Self.isWgetStandardOutput(option, next: rest.first) {
+                    rest.removeFirst()
+                    parsed.output = "-"
+                }
             } else if !argument.hasPrefix("--"), argument.count > 2 {
                 try Self.scanBundle(argument, rest: &rest, into: &parsed)
             } else {
@@ -59,6 +63,11 @@ extension Arguments {
             }
             guard option.takesValue else {
                 try option.apply(&parsed, OptionUse(spelling: spelling, value: ""))
+                if Self.isWgetStandardOutput(option, next: letters.isEmpty ? rest.first : String(letters)) {
+                    if letters.isEmpty { rest.removeFirst() }
+                    parsed.output = "-"
+                    return
+                }
                 continue
             }
             // `-o=a` is taken for `--output=a` misspelled, not for the name `=a`.
@@ -70,6 +79,12 @@ extension Arguments {
             }
             return try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
         }
+    }
+
+    /// Whether `option` followed by `next` is wget's `-O -` (`-O-`, `-qO-`): the file to standard
+    /// output, which is `-o -` here. curl's `-O` takes no value, and no URL is `-`.
+    private static func isWgetStandardOutput(_ option: OptionSpec, next: String?) -> Bool {
+        option.long == "--remote-name" && next == "-"
     }
 
     /// `--name=value` as `--name` and `value`; any other argument as itself and no value.

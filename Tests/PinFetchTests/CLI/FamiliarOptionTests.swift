@@ -44,6 +44,10 @@ struct FamiliarOptionTests {
         (["-x", "http://p.test:3128", Self.url], ["--proxy", "http://p.test:3128", Self.url]),
         (["-A", "ci/1.0", Self.url], ["-H", "User-Agent: ci/1.0", Self.url]),
         (["--silent", Self.url], ["--quiet", Self.url]),
+        // wget's -O - (standard output), alone and bundled: -o - here.
+        (["-O", "-", Self.url], ["--remote-name", "-o", "-", Self.url]),
+        (["-qO-", Self.url], ["-q", "--remote-name", "-o", "-", Self.url]),
+        (["-q", "-O-", Self.url], ["-q", "--remote-name", "-o", "-", Self.url]),
     ])
     func `a curl or wget spelling parses as pinfetch's own`(given: [String], same: [String]) throws {
         #expect(try Self.parsed(given) == Self.parsed(same), "\(given)")
