@@ -42,14 +42,14 @@ extension OptionTable {
             .value(placeholder: "DIR"),
             help: ["the same as -P DIR (curl's)"]
         ) { arguments, option throws(ArgumentError) in
-            arguments.directory = try option.nonEmpty(needs: "a directory")
+            try Self.same("--directory-prefix", &arguments, option)
         },
         OptionSpec(
             "--retry",
             .value(placeholder: "N"),
             help: ["the same as --retries N (curl's)"]
         ) { arguments, option throws(ArgumentError) in
-            arguments.options.retries = try option.wholeNumber(in: 0...1000, expected: "a whole number from 0 to 1000")
+            try Self.same("--retries", &arguments, option)
         },
         OptionSpec(
             "--tries",
@@ -104,6 +104,12 @@ extension OptionTable {
             throw .refused(option: option.spelling, reason: ForeignOption.insecure)
         },
     ]
+
+    /// Applies pinfetch's own option `long` to `option`'s value: a spelling that means the
+    /// same takes its value as that option does, bounds and messages included.
+    private static func same(_ long: String, _ arguments: inout Arguments, _ option: OptionUse) throws(ArgumentError) {
+        try Self.option(spelled: long)!.apply(&arguments, option)
+    }
 
     /// The long spellings of ``familiar``'s options that name what pinfetch always does, so
     /// giving them changes nothing (`-C -`, the only value `--continue-at` takes, included).
