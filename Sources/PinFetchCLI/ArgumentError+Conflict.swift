@@ -50,6 +50,13 @@ extension ArgumentError {
         /// `-O` (curl's `--remote-name`) followed by something that is not a URL: wget's
         /// `-O FILE`, which is `-o FILE` here.
         case remoteNameWithFile(String)
+        /// `-o` given again (as spelled): a second file, which one command line does not name.
+        case secondOutput(String)
+        /// `-P` (or `--output-dir`) given again, as spelled.
+        case secondDirectory(String)
+        /// curl's spelling (as given) without `-O` or `-o`: curl would write the body to
+        /// standard output, pinfetch to a file, so a `| sh` after it would run nothing.
+        case curlStandardOutput(String)
 
         /// The line pinfetch prints for it.
         var message: String {
@@ -86,6 +93,13 @@ extension ArgumentError {
             case .remoteNameWithFile(let file):
                 "-O is curl's --remote-name (the URL's name, pinfetch's default) and takes no file: "
                     + "for wget's -O \(SafeFileName.quoted(file)) give -o \(SafeFileName.quoted(file))"
+            case .secondOutput(let option):
+                "\(option) given twice: one command line fetches one file; for several give -i FILE "
+                    + "(a line 'URL [checksum] [name]' each)"
+            case .secondDirectory(let option): "\(option) given twice: give one directory"
+            case .curlStandardOutput(let option):
+                "\(option) is curl's, and curl without -O or -o writes the body to standard output: "
+                    + "give -o - for that (the verified bytes), or -O to save the file"
             }
         }
     }

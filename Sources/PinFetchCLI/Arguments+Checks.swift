@@ -130,6 +130,19 @@ extension Arguments {
         if self.verbose, self.quiet { throw .conflict(.verboseAndQuiet) }
     }
 
+    /// curl's spellings read as curl's users mean them: ``OptionTable/curlStandardOutput``
+    /// (`first` is the argument that gave one) need somewhere to write the file other than the
+    /// standard output curl would use, and `-s` with `-v` (curl's `-sv`) is `-v` without
+    /// progress, which `-v` already is, rather than `-q` with `-v`.
+    /// - Throws: ``ArgumentError/Conflict/curlStandardOutput(_:)``.
+    mutating func checkCurlSpellings(_ given: Set<String>, first: String?) throws(ArgumentError) {
+        if given.contains("--silent"), !given.contains("--quiet"), self.verbose { self.quiet = false }
+        guard let first, self.output == nil, !self.remoteName, self.directory == nil, self.inputFile == nil,
+            !self.contentDisposition
+        else { return }
+        throw .conflict(.curlStandardOutput(first))
+    }
+
     /// The cache: none with `--no-cache`, else `--cache-dir`, else `PINFETCH_CACHE_DIR`.
     /// - Throws: ``ArgumentError/relativeCacheDirectory(_:)`` when that variable is relative.
     mutating func resolveCacheDirectory() throws(ArgumentError) {

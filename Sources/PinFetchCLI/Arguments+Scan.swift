@@ -8,11 +8,18 @@ extension Arguments {
     /// first one that takes a value takes the rest of the bundle, or the next argument. An
     /// argument that is itself a spelling (`-nc`) is that option, not a bundle. A value is taken
     /// as it is, even when it starts with `-` (`-o -`).
+    ///
+    /// Also returns the long spellings of the options given, and the first argument that gave
+    /// one of ``OptionTable/curlStandardOutput`` (`-fsSL` as a whole).
     /// - Throws: ``ArgumentError`` for an unknown option, a missing value, a flag given a value,
     ///   or a value its option refuses.
-    static func scan(_ arguments: [String]) throws(ArgumentError) -> (parsed: Arguments, urls: [String]) {
+    static func scan(
+        _ arguments: [String]
+    ) throws(ArgumentError) -> (parsed: Arguments, urls: [String], given: Set<String>, curlSpelling: String?) {
         var parsed = Arguments()
         var urls: [String] = []
+        var given: Set<String> = []
+        var curlSpelling: String?
         var rest = arguments[...]
         while let argument = rest.popFirst() {
             if argument == "--" {
@@ -35,25 +42,35 @@ extension Arguments {
                     value = next
                 }
                 try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
+                given.insert(option.long)
                 if Self.isWgetStandardOutput(option, next: rest.first) {
                     rest.removeFirst()
-                    parsed.output = "-"
+                    try Self.setStandardOutput(&parsed, spelling: spelling)
                 }
             } else if !argument.hasPrefix("--"), argument.count > 2 {
-                try Self.scanBundle(argument, rest: &rest, into: &parsed)
+                given.formUnion(try Self.scanBundle(argument, rest: &rest, into: &parsed))
             } else {
                 throw .unknownOption(spelling)
             }
+            if curlSpelling == nil, !given.isDisjoint(with: OptionTable.curlStandardOutput) { curlSpelling = spelling }
         }
-        return (parsed, urls)
+        return (parsed, urls, given, curlSpelling)
     }
 
-    /// The short options bundled in `argument` (`-fsSL`, `-j4`, `-qo`), applied in order.
+    /// wget's `-O -`: `-o -`, refused after another `-o` as that is.
+    private static func setStandardOutput(_ parsed: inout Arguments, spelling: String) throws(ArgumentError) {
+        guard parsed.output == nil else { throw .conflict(.secondOutput(spelling)) }
+        parsed.output = "-"
+    }
+
+    /// The short options bundled in `argument` (`-fsSL`, `-j4`, `-qo`), applied in order;
+    /// returns their long spellings.
     private static func scanBundle(
         _ argument: String,
         rest: inout ArraySlice<String>,
         into parsed: inout Arguments
-    ) throws(ArgumentError) {
+    ) throws(ArgumentError) -> Set<String> {
+        var given: Set<String> = []
         var letters = Substring(argument).dropFirst()
         while let letter = letters.popFirst() {
             let spelling = "-" + String(letter)
@@ -61,12 +78,13 @@ extension Arguments {
                 // The whole argument when its first letter is no option (`-nv`, wget's), else the letter.
                 throw .unknownOption(letters.count + 2 == argument.count ? argument : spelling)
             }
+            given.insert(option.long)
             guard option.takesValue else {
                 try option.apply(&parsed, OptionUse(spelling: spelling, value: ""))
                 if Self.isWgetStandardOutput(option, next: letters.isEmpty ? rest.first : String(letters)) {
                     if letters.isEmpty { rest.removeFirst() }
-                    parsed.output = "-"
-                    return
+                    try Self.setStandardOutput(&parsed, spelling: spelling)
+                    return given
                 }
                 continue
             }
@@ -77,8 +95,10 @@ extension Arguments {
                 guard let next = rest.popFirst() else { throw .missingValue(option: spelling) }
                 value = next
             }
-            return try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
+            try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
+            return given
         }
+        return given
     }
 
     /// Whether `option` followed by `next` is wget's `-O -` (`-O-`, `-qO-`): the file to standard

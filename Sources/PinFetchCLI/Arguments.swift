@@ -97,6 +97,7 @@ public struct Arguments: Sendable {
         let scanned = try Self.scan(arguments)
         var parsed = scanned.parsed
         guard parsed.action == .fetch else { return parsed }
+        try parsed.checkCurlSpellings(scanned.given, first: scanned.curlSpelling)
         parsed.takeChecksumFileAsInput(urls: scanned.urls)
         try parsed.checkBaseURLs()
         try parsed.checkSignatureOptions()

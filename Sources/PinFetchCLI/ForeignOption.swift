@@ -11,6 +11,16 @@ enum ForeignOption {
     private static let progress = "progress shows by itself on a terminal; -q hides it, -v says more"
     private static let credentials = "give -u USER:PASSWORD (Basic), or -H 'Authorization: ...'"
 
+    private static let addresses =
+        "pinfetch connects to the addresses the host name resolves to, IPv6 and IPv4 (libcurl's happy eyeballs)"
+    private static let naming =
+        "pinfetch names a file after its URL's last segment and makes no directories from the URL: give -o PATH, "
+        + "or a name on each line of -i MANIFEST"
+    private static let protocols =
+        "pinfetch speaks only HTTP and HTTPS, and refuses a redirect from https to http (--allow-insecure-redirect)"
+    private static let tlsVersion =
+        "the TLS version is the system OpenSSL's choice (TLS 1.2 or later where it is configured so, as on Debian)"
+
     /// curl's and wget's options, by spelling, with what to do instead.
     static let hints: [String: String] = [
         "--no-check-certificate": Self.insecure,
@@ -24,7 +34,22 @@ enum ForeignOption {
         "--head": "--dry-run says what would be fetched, -v shows each answer's deciding fields",
         "--spider": "--dry-run says what would be fetched, -v shows each answer's deciding fields",
         "-b": "give a cookie as -H 'Cookie: NAME=VALUE'", "--cookie": "give a cookie as -H 'Cookie: NAME=VALUE'",
-        "-e": "give -H 'Referer: URL'", "--referer": "give -H 'Referer: URL'",
+        "-e": "curl's -e is -H 'Referer: URL'; wget's -e COMMAND (robots=off) is not needed: pinfetch "
+            + "does not crawl",
+        "--execute": "not needed: pinfetch does not crawl (it never reads robots.txt)",
+        "--referer": "give -H 'Referer: URL'",
+        "--retry-all-errors": "pinfetch retries what another attempt may cure (network errors, HTTP 408, "
+            + "429 and 5xx; --retries N): a 404 or a digest mismatch is final",
+        "--fail-with-body": "an HTTP error is always a failure (exit 8), and its body is never written",
+        "-4": Self.addresses, "-6": Self.addresses, "--ipv4": Self.addresses, "--ipv6": Self.addresses,
+        "--inet4-only": Self.addresses, "--inet6-only": Self.addresses,
+        "-nd": Self.naming, "--no-directories": Self.naming, "-nH": Self.naming, "--no-host-directories": Self.naming,
+        "--cut-dirs": Self.naming, "-np": Self.naming, "--no-parent": Self.naming, "--force-directories": Self.naming,
+        "--proto": Self.protocols, "--proto-redir": Self.protocols, "--proto-default": Self.protocols,
+        "--https-only": Self.protocols,
+        "--tlsv1": Self.tlsVersion, "--tlsv1.0": Self.tlsVersion, "--tlsv1.1": Self.tlsVersion,
+        "--tlsv1.2": Self.tlsVersion, "--tlsv1.3": Self.tlsVersion, "--tls-max": Self.tlsVersion,
+        "--ssl-reqd": Self.tlsVersion, "--secure-protocol": Self.tlsVersion,
         "--compressed": "pinfetch asks for the bytes as stored, which are what a pin describes",
         "-w": "curl's -w: --json prints each file's result; wget's -w: pinfetch waits only before a retry "
             + "(--retry-delay S)",

@@ -97,6 +97,35 @@ extension OptionTable {
             arguments.options.noClobber = true
         },
         OptionSpec(
+            "--remote-header-name",
+            short: "-J",
+            help: ["the same as --content-disposition (curl's -J)"]
+        ) { arguments, option throws(ArgumentError) in
+            try Self.same("--content-disposition", &arguments, option)
+        },
+        OptionSpec(
+            "--max-redirs",
+            .value(placeholder: "N"),
+            help: ["follow at most N redirects (curl's; wget's --max-redirect; default 10)"]
+        ) { arguments, option throws(ArgumentError) in
+            arguments.options.maximumRedirects = try option.wholeNumber(
+                in: 0...100,
+                expected: "a whole number from 0 to 100"
+            )
+        },
+        OptionSpec("--max-redirect", .value(placeholder: "N"), help: ["the same as --max-redirs N (wget's)"]) {
+            arguments,
+            option throws(ArgumentError) in
+            try Self.same("--max-redirs", &arguments, option)
+        },
+        OptionSpec(
+            "--retry-connrefused",
+            help: ["retry a refused connection (curl's and wget's: always done)"]
+        ) { _, _ in },
+        OptionSpec("--no-progress-meter", help: ["the same as -q (curl's)"]) { arguments, _ in
+            arguments.quiet = true
+        },
+        OptionSpec(
             "--insecure",
             short: "-k",
             help: ["refused: certificate verification cannot be turned off (use --cacert)"]
@@ -114,6 +143,17 @@ extension OptionTable {
     /// The long spellings of ``familiar``'s options that name what pinfetch always does, so
     /// giving them changes nothing (`-C -`, the only value `--continue-at` takes, included).
     static let alwaysDone: Set<String> = [
-        "--location", "--fail", "--show-error", "--continue", "--continue-at", "--create-dirs",
+        "--location", "--fail", "--show-error", "--continue", "--continue-at", "--create-dirs", "--retry-connrefused",
+    ]
+
+    /// Options that are always refused, with the reason (`-k`): not offered by the shell
+    /// completions.
+    static let alwaysRefused: Set<String> = ["--insecure"]
+
+    /// curl's options that only its users give (`-fsSL`). curl without `-O` or `-o` writes the
+    /// body to standard output, so these without either, `-P`, `-i` or `--content-disposition`
+    /// are refused rather than taken to save a file that a `| sh` after them would never see.
+    static let curlStandardOutput: Set<String> = [
+        "--fail", "--silent", "--show-error", "--location", "--no-progress-meter",
     ]
 }

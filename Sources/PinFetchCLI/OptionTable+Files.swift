@@ -9,6 +9,7 @@ extension OptionTable {
             .value(placeholder: "PATH"),
             help: ["destination (default: last segment of the URL path)"]
         ) { arguments, option throws(ArgumentError) in
+            guard arguments.output == nil else { throw .conflict(.secondOutput(option.spelling)) }
             arguments.output = try option.nonEmpty(needs: "a path")
         },
         OptionSpec(
@@ -17,6 +18,7 @@ extension OptionTable {
             .value(placeholder: "DIR"),
             help: ["put outputs under DIR (a relative -o too)"]
         ) { arguments, option throws(ArgumentError) in
+            guard arguments.directory == nil else { throw .conflict(.secondDirectory(option.spelling)) }
             arguments.directory = try option.nonEmpty(needs: "a directory")
         },
         OptionSpec(

@@ -18,9 +18,11 @@ enum ShellCompletion {
         return .other
     }
 
-    /// The script for `shell`, or `nil` for a shell it is not made for.
+    /// The script for `shell`, or `nil` for a shell it is not made for. Options that are always
+    /// refused (``OptionTable/alwaysRefused``) are not offered.
     static func script(for shell: String, options: [OptionSpec] = OptionTable.all) -> String? {
-        switch shell {
+        let options = options.filter { !OptionTable.alwaysRefused.contains($0.long) }
+        return switch shell {
         case "bash": Self.bash(options)
         case "zsh": Self.zsh(options)
         case "fish": Self.fish(options)
@@ -49,19 +51,27 @@ enum ShellCompletion {
             options.filter { Self.value(of: $0) == kind }.flatMap(\.spellings).joined(separator: "|")
         }
         let all = options.flatMap(\.spellings).joined(separator: " ")
+        // Names come one per line (`mapfile`), so a name with a space stays one; `-o filenames`
+        // quotes it and marks a directory with a slash.
         return """
             # bash completion for pinfetch (made by `pinfetch completion bash`)
             _pinfetch() {
                 local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+                COMPREPLY=()
+                if [[ $COMP_CWORD -eq 2 && "${COMP_WORDS[1]}" == completion ]]; then
+                    mapfile -t COMPREPLY < <(compgen -W "\(Self.shells.joined(separator: " "))" -- "$cur"); return
+                fi
                 case "$prev" in
-                    \(spellings(.file))) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                    \(spellings(.directory))) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-                    \(spellings(.other))) COMPREPLY=(); return ;;
+                    \(spellings(.file)))
+                        compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                    \(spellings(.directory)))
+                        compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+                    \(spellings(.other))) return ;;
                 esac
                 if [[ "$cur" == -* ]]; then
-                    COMPREPLY=($(compgen -W "\(all)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(compgen -W "\(all)" -- "$cur")
                 elif [[ $COMP_CWORD -eq 1 ]]; then
-                    COMPREPLY=($(compgen -W "gc completion" -- "$cur"))
+                    mapfile -t COMPREPLY < <(compgen -W "gc completion" -- "$cur")
                 fi
             }
             complete -o default -F _pinfetch pinfetch
@@ -95,6 +105,10 @@ enum ShellCompletion {
         return """
             #compdef pinfetch
             # zsh completion for pinfetch (made by `pinfetch completion zsh`)
+            if [[ $words[2] == completion ]]; then
+                (( CURRENT == 3 )) && compadd \(Self.shells.joined(separator: " "))
+                return
+            fi
             _arguments -s \\
             \(specs.joined(separator: " \\\n")) \\
                 '*:URL:_urls'
@@ -106,6 +120,10 @@ enum ShellCompletion {
         func quoted(_ text: String) -> String { "'" + text.replacing("'", with: "\\'") + "'" }
         var lines = ["# fish completion for pinfetch (made by `pinfetch completion fish`)"]
         lines.append("complete -c pinfetch -n __fish_use_subcommand -a 'gc completion'")
+        lines.append(
+            "complete -c pinfetch -n '__fish_seen_subcommand_from completion' -f -a '"
+                + Self.shells.joined(separator: " ") + "'"
+        )
         for option in options {
             var line = "complete -c pinfetch"
             if let short = option.short {

@@ -269,10 +269,10 @@ final class EasyHandle: @unchecked Sendable {
             // A proxy refused the CONNECT tunnel for want of credentials (RFC 9110 §15.5.8).
             return TransferOutcome(
                 code: Int(code.rawValue),
-                message: "proxy authentication required (HTTP 407)",
+                message: request.transport.proxyAuthenticationFailure(for: request.url),
                 category: .authentication,
                 reusedConnection: reusedConnection
-            ).pointingToTheFix(proxy: request.transport.proxyShown(for: request.url))
+            )
         }
         // libcurl refuses a header line over 100 KB with "Out of memory", and a head over 300 KB
         // with "Too large response headers" (a receive error; CURLE_TOO_LARGE, 100, from 8.6 on):
@@ -293,7 +293,7 @@ final class EasyHandle: @unchecked Sendable {
             message: text.isEmpty ? Self.describe(code) : Redaction.text(text),  // libcurl may name the proxy URL
             category: Self.category(of: code),
             reusedConnection: reusedConnection
-        ).pointingToTheFix(proxy: request.transport.proxyShown(for: request.url))
+        ).pointingToTheFix(request.transport, url: request.url)
     }
 
     /// Submits the transfer set up on this handle to the engine and feeds `delegate` its events

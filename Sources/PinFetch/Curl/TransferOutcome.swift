@@ -35,23 +35,35 @@ extension TransferOutcome {
 
 extension TransferOutcome {
     /// This outcome, its message pointing to the fix: a failed certificate check names the
-    /// options that trust a private certificate authority; a failure to reach or pass the proxy
-    /// (`proxy`: ``TransportSettings/proxyShown(for:)``) says it was the proxy, and which.
-    func pointingToTheFix(proxy: String?) -> TransferOutcome {
+    /// options that trust a private certificate authority (unless the certificate was for
+    /// another name, which no CA fixes); a failure to reach or pass the proxy of the request for
+    /// `url` says it was the proxy, and which (``TransportSettings/proxyShown(for:)``).
+    func pointingToTheFix(_ transport: TransportSettings, url: String) -> TransferOutcome {
         var outcome = self
         if self.category == .tls {
-            outcome.message += "; to trust a private certificate authority give --cacert FILE (or set CURL_CA_BUNDLE)"
+            outcome.message +=
+                Self.hostNameMismatch(self.message)
+                ? "; the certificate is for another host name: ask for the name it is for"
+                : "; to trust a private certificate authority give --cacert FILE (or set CURL_CA_BUNDLE)"
         }
-        guard let proxy else { return outcome }
+        guard let proxy = transport.proxyShown(for: url) else { return outcome }
         // CURLE_PROXY (97, libcurl 7.73) is not in every header: by number.
         let proxyCodes = [CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT].map { Int($0.rawValue) } + [97]
         let lower = self.message.lowercased()
         if proxyCodes.contains(self.code) || lower.contains("proxy") || lower.contains("connect tunnel") {
             outcome.message = "the proxy \(proxy): \(self.message)"
             if self.category == .authentication {
-                outcome.message += " (give --proxy-user USER:PASSWORD, or them in the proxy URL)"
+                outcome.message += " (\(transport.proxyCredentialsAdvice(for: url)))"
             }
         }
         return outcome
+    }
+
+    /// Whether libcurl's message says the certificate does not name the host asked for
+    /// (OpenSSL's "no alternative certificate subject name matches target host name").
+    private static func hostNameMismatch(_ message: String) -> Bool {
+        let lower = message.lowercased()
+        return lower.contains("subject name") || lower.contains("does not match target host")
+            || lower.contains("doesn't match target host")
     }
 }

@@ -100,17 +100,46 @@ struct TransportSettings: Sendable {
         return bytes
     }
 
-    /// The proxy a request to `url` goes through, as a message names it: its URL without
-    /// credentials and where it came from (`--proxy`, or the variable libcurl reads: `http_proxy`
-    /// for http, `https_proxy` or `HTTPS_PROXY` for https, else `all_proxy` or `ALL_PROXY`), or
-    /// `nil` for none (`--proxy ''`, or a host the bypass list matches).
-    func proxyShown(for url: String) -> String? {
+    /// The proxy a request to `url` goes through, as given, and where it came from (`--proxy`,
+    /// or the variable libcurl reads: `http_proxy` for http, `https_proxy` or `HTTPS_PROXY` for
+    /// https, else `all_proxy` or `ALL_PROXY`), or `nil` for none (`--proxy ''`, or a host the
+    /// bypass list matches).
+    private func proxyInUse(for url: String) -> (url: String, source: String)? {
         if let list = self.noProxy, list.bypasses(host: ProxyBypassList.host(ofURL: url)) { return nil }
-        if let proxy = self.proxy { return proxy.isEmpty ? nil : "\(Redaction.malformedURL(proxy)) (--proxy)" }
+        if let proxy = self.proxy { return proxy.isEmpty ? nil : (proxy, "--proxy") }
         let https = url.lowercased().hasPrefix("https:")
         let names = (https ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]) + ["all_proxy", "ALL_PROXY"]
         guard let name = names.first(where: { self.environmentProxies[$0] != nil }) else { return nil }
-        return "\(Redaction.malformedURL(self.environmentProxies[name]!)) ($\(name))"
+        return (self.environmentProxies[name]!, "$" + name)
+    }
+
+    /// The proxy a request to `url` goes through, as a message names it: its URL without
+    /// credentials and where it came from (`http://p.example:3128 (--proxy)`), or `nil` for none.
+    func proxyShown(for url: String) -> String? {
+        self.proxyInUse(for: url).map { "\(Redaction.malformedURL($0.url)) (\($0.source))" }
+    }
+
+    /// What to do about a proxy that refused a request to `url` for want of credentials (a
+    /// `407`, RFC 9110 §15.5.8): give them, or, when some were given (`--proxy-user`, or in the
+    /// proxy's URL), check them.
+    func proxyCredentialsAdvice(for url: String) -> String {
+        let inURL = self.proxyInUse(for: url).map { proxy in
+            let rest = proxy.url.firstRange(of: "://").map { proxy.url[$0.upperBound...] } ?? proxy.url[...]
+            return rest.prefix { $0 != "/" }.contains("@")
+        }
+        if self.proxyCredentials != nil || inURL == true {
+            return "the credentials given were refused: check --proxy-user, or those in the proxy URL"
+        }
+        return "give --proxy-user USER:PASSWORD, or them in the proxy URL"
+    }
+
+    /// The message for a `407` to a request for `url`: the proxy that sent it, and
+    /// ``proxyCredentialsAdvice(for:)``; a `407` with no proxy in use is said to be a server's.
+    func proxyAuthenticationFailure(for url: String) -> String {
+        guard let proxy = self.proxyShown(for: url) else {
+            return "HTTP 407 (proxy authentication required) from the server, though no proxy is in use"
+        }
+        return "the proxy \(proxy) wants credentials (HTTP 407): \(self.proxyCredentialsAdvice(for: url))"
     }
 
     /// Sets these options on the easy handle `raw` (after `curl_easy_reset`) for a request to

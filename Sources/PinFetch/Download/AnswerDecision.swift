@@ -86,10 +86,8 @@ enum AnswerDecision: Hashable, Sendable {
         case 401:
             return .fail(.authentication, "HTTP 401 (authentication required)")
         case 407:
-            return .fail(
-                .authentication,
-                "HTTP 407 (the proxy wants credentials: give --proxy-user USER:PASSWORD, or them in the proxy URL)"
-            )
+            // The proxy's (RFC 9110 §15.5.8): the verdict names it and the fix.
+            return .fail(.authentication, "HTTP 407 (proxy authentication required)")
         case 408, 429, 500...599:
             let retryAfter = head.value("retry-after").flatMap { RetryAfter.seconds($0, date: head.value("date")) }
             return .retry(.serverResponse, "HTTP \(head.status)", retryAfter: retryAfter)

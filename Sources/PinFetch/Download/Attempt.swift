@@ -126,7 +126,11 @@ struct Attempt {
             wroteSuspectBytes: reader.wroteSuspectBytes,
             status: reader.head?.status,
             label: self.label,
-            cancelled: self.requests.requester.control.isCancelled
+            cancelled: self.requests.requester.control.isCancelled,
+            proxyAuthentication: reader.head?.status == 407
+                ? self.requests.requester.transport.proxyAuthenticationFailure(
+                    for: reader.requestURL ?? self.requests.requester.mirrors[self.mirror].text
+                ) : nil
         )
     }
 

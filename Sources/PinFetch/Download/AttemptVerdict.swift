@@ -51,6 +51,9 @@ enum AttemptVerdict: Equatable {
         var label: String
         /// Whether the run was cancelled.
         var cancelled: Bool
+        /// What a `407` says: the proxy of the request, and what to do
+        /// (``TransportSettings/proxyAuthenticationFailure(for:)``).
+        var proxyAuthentication: String? = nil
     }
 
     /// What a restart without `Range` must not be contradicted on again, after this verdict.
@@ -136,6 +139,7 @@ enum AttemptVerdict: Equatable {
             let error = PinFetchError(code, "\(o.label): \(reason)", underlying: o.status)
             return .failed(error, retryable: true, retryAfter: retryAfter)
         case .fail(let code, let reason):
+            let reason = o.status == 407 ? o.proxyAuthentication ?? reason : reason
             let error = PinFetchError(code, "\(o.label): \(reason)", underlying: o.status)
             return .failed(error, retryable: false, retryAfter: nil)
         case .append, .replace, .replaceExpecting, .finalize, .unchanged:

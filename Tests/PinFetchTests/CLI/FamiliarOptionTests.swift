@@ -37,13 +37,22 @@ struct FamiliarOptionTests {
         (["--tries=1", Self.url], ["--retries", "0", Self.url]),
         (["-t", "0", Self.url], ["--retries", "1000", Self.url]),
         (["--tries", "inf", Self.url], ["--retries", "1000", Self.url]),
-        (["-C", "-", "-c", "--create-dirs", "-L", Self.url], [Self.url]),
-        (["--continue-at=-", "--location", "--fail", "--show-error", "--continue", Self.url], [Self.url]),
+        (["-C", "-", "-c", "--create-dirs", "-L", "-O", Self.url], ["-O", Self.url]),
+        (
+            ["--continue-at=-", "--location", "--fail", "--show-error", "--continue", "-o", "f", Self.url],
+            ["-o", "f", Self.url]
+        ),
+        (["-fsSL", "-P", "d", Self.url], ["-q", "-P", "d", Self.url]),
+        // curl's -sv: verbose, which draws no progress; not -q with -v.
+        (["-sv", "-O", Self.url], ["-v", "-O", Self.url]),
         (["--output-dir", "d", Self.url], ["-P", "d", Self.url]),
         (["-m", "9", Self.url], ["--max-time", "9", Self.url]),
         (["-x", "http://p.test:3128", Self.url], ["--proxy", "http://p.test:3128", Self.url]),
         (["-A", "ci/1.0", Self.url], ["-H", "User-Agent: ci/1.0", Self.url]),
-        (["--silent", Self.url], ["--quiet", Self.url]),
+        (["--silent", "-O", Self.url], ["--quiet", "-O", Self.url]),
+        (["--no-progress-meter", "-O", Self.url], ["--quiet", "-O", Self.url]),
+        (["-OJ", Self.url], ["-O", "--content-disposition", Self.url]),
+        (["--retry-connrefused", "-O", Self.url], ["-O", Self.url]),
         // wget's -O - (standard output), alone and bundled: -o - here.
         (["-O", "-", Self.url], ["--remote-name", "-o", "-", Self.url]),
         (["-qO-", Self.url], ["-q", "--remote-name", "-o", "-", Self.url]),
@@ -103,6 +112,32 @@ struct FamiliarOptionTests {
         (["--retires", "3", Self.url], "unknown option --retires (did you mean --retries? see --help)"),
         (["--jsno", Self.url], "unknown option --jsno (did you mean --json? see --help)"),
         (["--frobnicate", Self.url], "unknown option --frobnicate (see --help)"),
+        // A hint, not a near miss of another option (--proto is not --proxy).
+        (["--proto", "=https", Self.url], "unknown option --proto: pinfetch speaks only HTTP and HTTPS"),
+        (["--tlsv1.2", Self.url], "unknown option --tlsv1.2: the TLS version is the system OpenSSL's choice"),
+        (["-e", "robots=off", Self.url], "unknown option -e: curl's -e is -H 'Referer: URL'; wget's -e COMMAND"),
+        (["-nd", Self.url], "unknown option -nd: pinfetch names a file after its URL's last segment"),
+        (["--cut-dirs=2", Self.url], "unknown option --cut-dirs: pinfetch names a file after"),
+        (["-4", Self.url], "unknown option -4: pinfetch connects to the addresses the host name resolves to"),
+        (["--retry-all-errors", Self.url], "unknown option --retry-all-errors: pinfetch retries what another"),
+        (["--fail-with-body", Self.url], "unknown option --fail-with-body: an HTTP error is always a failure"),
+        (["--max-redirs", "-1", Self.url], "--max-redirs takes a whole number from 0 to 100, not '-1'"),
+        // curl without -O or -o writes to standard output: `pinfetch -fsSL URL | sh` must not
+        // save a file and pipe nothing.
+        (
+            ["-fsSL", Self.url],
+            "-fsSL is curl's, and curl without -O or -o writes the body to standard output: give -o -"
+        ),
+        (["-q", "--location", Self.url], "--location is curl's, and curl without -O or -o writes"),
+        (["-s", "--sha256", OptionTableTests.sha256, Self.url], "-s is curl's, and curl without -O or -o"),
+        // A second -o is a second file (curl pairs each -o with a URL): refused, not the last one kept.
+        (
+            ["-o", "a", "http://h.test/a", "-o", "b", "http://h.test/b"],
+            "-o given twice: one command line fetches one file; for several give -i FILE"
+        ),
+        (["-o", "a", "-O", "-", Self.url], "-O given twice: one command line fetches one file"),
+        (["-P", "a", "--output-dir", "b", Self.url], "--output-dir given twice: give one directory"),
+        (["-Pa", "-P", "a", Self.url], "-P given twice: give one directory"),
     ])
     func `a deliberate difference is refused with its reason, another option with a hint`(
         given: [String],
@@ -142,6 +177,32 @@ struct FamiliarOptionFetchTests {
                 #expect(same)
                 #expect(server.getRequests.count == 2, "one retry after the 503")
                 #expect(server.getRequests.allSatisfy { $0.header("User-Agent") == "ci-agent/2" })
+            }
+        }
+    }
+
+    @Test func `curl's --max-redirs bounds the redirects followed`() async throws {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            // /r3 → /r2 → /r1 → /file: three redirects.
+            server.handler = { request, _ in
+                guard request.target.hasPrefix("/r"), let hops = Int(request.target.dropFirst(2)) else { return nil }
+                return TestResponse(status: 302, headers: [("Location", hops > 1 ? "/r\(hops - 1)" : "/file")])
+            }
+            try await withTemporaryDirectory { directory in
+                let refused = await runCLI(
+                    Self.quiet + [
+                        "-q", "--retries", "0", "--max-redirs", "2", "-o", "\(directory)/a", server.url("/r3"),
+                    ]
+                )
+                #expect(refused.status == 7, "\(refused.standardError)")
+                #expect(refused.standardError.contains("more than 2 redirects"), "\(refused.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/a"))
+                let followed = await runCLI(
+                    Self.quiet + ["-q", "--max-redirect", "3", "-o", "\(directory)/b", server.url("/r3")]
+                )
+                #expect(followed.status == 0, "\(followed.standardError)")
+                let same = contents("\(directory)/b") == Fixtures.a
+                #expect(same)
             }
         }
     }

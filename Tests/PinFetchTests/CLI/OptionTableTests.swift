@@ -46,10 +46,14 @@ struct OptionTableTests {
             "--max-filesize": "1M", "--header": "X-A: 1", "--user": "u:p", "--netrc-file": netrc,
             "--cacert": certificate, "--cert": clientPEM, "--proxy": "http://p.test:3128", "--noproxy": "*",
             "--max-time": "60", "--limit-rate": "1M", "--continue-at": "-", "--output-dir": "d", "--retry": "3",
-            "--tries": "3", "--user-agent": "ua/1", "--proxy-user": "u:p",
+            "--tries": "3", "--user-agent": "ua/1", "--proxy-user": "u:p", "--max-redirs": "3",
+            "--max-redirect": "3",
         ]
         var samples = valued.mapValues { Sample(value: $0) }
         for option in OptionTable.all where !option.takesValue { samples[option.long] = Sample() }
+        // curl's -s needs a file to write to (curl alone writes to standard output).
+        samples["--silent"] = Sample(context: [Self.url, "-O"])
+        samples["--no-progress-meter"] = Sample(context: [Self.url, "-O"])
         samples["--input-file"] = Sample(value: "M", context: [])
         samples["--base-url"] = Sample(value: "https://b.test/", context: ["-i", "SUMS"])
         samples["--include"] = Sample(value: "linux/*", context: ["-i", "M"])
@@ -86,7 +90,7 @@ struct OptionTableTests {
     /// The options that change what is parsed: all but curl's and wget's spellings of what
     /// pinfetch always does, and `-k`, which is refused.
     static let effective = OptionTable.all.map(\.long).filter {
-        !OptionTable.alwaysDone.contains($0) && $0 != "--insecure"
+        !OptionTable.alwaysDone.contains($0) && !OptionTable.alwaysRefused.contains($0)
     }
 
     @Test(arguments: Self.effective)

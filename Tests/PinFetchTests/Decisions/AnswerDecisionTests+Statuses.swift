@@ -234,10 +234,7 @@ extension AnswerDecisionTests {
             label: "407",
             head: head(407),
             context: fresh,
-            expected: .fail(
-                .authentication,
-                "HTTP 407 (the proxy wants credentials: give --proxy-user USER:PASSWORD, or them in the proxy URL)"
-            )
+            expected: .fail(.authentication, "HTTP 407 (proxy authentication required)")
         ),
         Case(label: "404", head: head(404), context: ranged, expected: .fail(.serverResponse, "HTTP 404")),
         Case(

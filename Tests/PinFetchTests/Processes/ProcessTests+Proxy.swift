@@ -57,9 +57,11 @@ extension ProcessTests {
                         + ["-o", work + "/b", nginx.httpsURL("file")]
                 )
                 #expect(tunnel.status == 6, "\(tunnel.standardError)")
-                // Both say it was the proxy that wants credentials, and how to give them.
-                #expect(plain.standardError.contains("--proxy-user USER:PASSWORD"), "\(plain.standardError)")
-                #expect(tunnel.standardError.contains("--proxy-user USER:PASSWORD"), "\(tunnel.standardError)")
+                // Both name the proxy that wants credentials, and say how to give them.
+                let named =
+                    "the proxy \(squid.url()) (--proxy) wants credentials (HTTP 407): give --proxy-user USER:PASSWORD"
+                #expect(plain.standardError.contains(named), "\(plain.standardError)")
+                #expect(tunnel.standardError.contains(named), "\(tunnel.standardError)")
 
                 let proxy = squid.url(credentials: "ci:Pr0xyPass")
                 let wrong = await runCLI(
@@ -68,6 +70,9 @@ extension ProcessTests {
                     ]
                 )
                 #expect(wrong.status == 6)
+                // Credentials were given: they are to be checked, not given.
+                let refused = "wants credentials (HTTP 407): the credentials given were refused: check --proxy-user"
+                #expect(wrong.standardError.contains(refused), "\(wrong.standardError)")
                 let good = await runCLI(Self.proxied + ["--proxy", proxy, "-o", work + "/d", nginx.url("file")])
                 #expect(good.status == 0, "\(good.standardError)\n\(squid.log)")
                 #expect(contents(work + "/d") == Fixtures.a)
@@ -82,6 +87,7 @@ extension ProcessTests {
                     Self.proxied + ["-x", squid.url(), "-U", "ci:nope", "-o", work + "/f", nginx.url("file")]
                 )
                 #expect(wrongSeparate.status == 6, "\(wrongSeparate.standardError)")
+                #expect(wrongSeparate.standardError.contains(refused), "\(wrongSeparate.standardError)")
                 for run in [plain, tunnel, wrong, good, separate, wrongSeparate] {
                     #expect(!run.standardError.contains("Pr0xyPass") && !run.standardOutput.contains("Pr0xyPass"))
                 }
