@@ -44,6 +44,19 @@ public struct FetchRetry: Sendable {
 
 /// Where a download stands, for progress display.
 public struct FetchProgress: Sendable {
+    /// What a download is doing while it reports.
+    public enum Phase: Sendable, Equatable {
+        /// Another process holds the destination's lock (`<dest>.part.lock`): this one waits
+        /// for it, up to ``FetchOptions/lockTimeout`` seconds.
+        case waitingForLock
+        /// Connecting to the server or the proxy (name lookup, TCP, TLS, a proxy's tunnel).
+        case connecting
+        /// The request went out on a connection, and its answer's head has not come.
+        case waitingForAnswer
+        /// The answer's body is arriving.
+        case receiving
+    }
+
     /// The destination of the download.
     public var path: String
     /// Bytes of the representation on disk (including a resumed partial).
@@ -52,11 +65,20 @@ public struct FetchProgress: Sendable {
     public var totalBytes: Int64?
     /// Body bytes received in this run.
     public var receivedBytes: Int64
+    /// What the download is doing.
+    public var phase: Phase
 
-    public init(path: String, completedBytes: Int64, totalBytes: Int64?, receivedBytes: Int64) {
+    public init(
+        path: String,
+        completedBytes: Int64,
+        totalBytes: Int64?,
+        receivedBytes: Int64,
+        phase: Phase = .receiving
+    ) {
         self.path = path
         self.completedBytes = completedBytes
         self.totalBytes = totalBytes
         self.receivedBytes = receivedBytes
+        self.phase = phase
     }
 }

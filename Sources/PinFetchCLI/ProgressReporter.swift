@@ -3,38 +3,80 @@ import FoundationEssentials
 import PinFetch
 import Synchronization
 
-/// Progress on stderr. On a terminal that redraws, a bar per active
-/// download (bytes, rate, ETA) redrawn in place and cut to the terminal's width, with result,
-/// error and retry lines printed above the bars so no redraw ever erases one; otherwise (CI
-/// logs, `TERM=dumb`) a line every 5 seconds at most. Thread-safe: downloads report from their
-/// own threads, and each change of the screen is computed and written under one lock, so two
-/// threads' redraws never interleave.
+/// Progress on stderr. On a terminal that redraws, a row per active download (its bar,
+/// percentage, recent rate, ETA and sizes, as many as the width allows; ``ProgressRow``) and,
+/// for a batch, an overall row, redrawn in place, with result, error and retry lines printed
+/// above them so no redraw ever erases one; otherwise (CI logs, `TERM=dumb`) a line every
+/// 5 seconds at most. Thread-safe: downloads report from their own threads, and each change of
+/// the screen is computed and written under one lock, so two threads' redraws never interleave.
 final class ProgressReporter: Sendable {
+    /// Bytes received by each time of the last ``window`` seconds, oldest first: the rate shown
+    /// is recent, so a stall shows at once instead of an average since the start.
+    private struct RateWindow {
+        var samples: [(time: Date, received: Int64)]
+
+        init(_ received: Int64, at time: Date) { self.samples = [(time, received)] }
+
+        mutating func add(_ received: Int64, at now: Date) {
+            self.samples.append((now, received))
+            // One sample older than the window stays, so the window is always covered.
+            while self.samples.count > 2, now.timeIntervalSince(self.samples[1].time) >= ProgressReporter.window {
+                self.samples.removeFirst()
+            }
+        }
+
+        /// Bytes per second over the window, as of `now`.
+        func rate(now: Date) -> Double {
+            guard let oldest = self.samples.first, let newest = self.samples.last else { return 0 }
+            return Double(newest.received - oldest.received) / max(0.001, now.timeIntervalSince(oldest.time))
+        }
+    }
+
     private struct Download {
         var progress: FetchProgress
-        let started: Date
-        /// Bytes received by each time of the last ``window`` seconds, oldest first: the rate
-        /// shown is recent, so a stall shows at once instead of an average since the start.
-        var samples: [(time: Date, received: Int64)] = []
-        /// When the last new byte came (the start until one does).
+        var rate: RateWindow
+        /// When the last new byte came (the start until one does), and when the phase began.
         var lastByte: Date
+        var phaseSince: Date
 
         init(progress: FetchProgress, started: Date) {
             self.progress = progress
-            self.started = started
+            self.rate = RateWindow(progress.receivedBytes, at: started)
             self.lastByte = started
-            self.samples = [(started, progress.receivedBytes)]
+            self.phaseSince = started
         }
 
         /// Takes `progress` as of `now`.
         mutating func update(_ progress: FetchProgress, now: Date) {
             if progress.receivedBytes > self.progress.receivedBytes { self.lastByte = now }
-            self.progress = progress
-            self.samples.append((now, progress.receivedBytes))
-            // One sample older than the window stays, so the window is always covered.
-            while self.samples.count > 2, now.timeIntervalSince(self.samples[1].time) >= ProgressReporter.window {
-                self.samples.removeFirst()
+            if progress.phase != self.progress.phase {
+                self.phaseSince = now
+                if progress.phase == .receiving { self.lastByte = now }
             }
+            self.progress = progress
+            self.rate.add(progress.receivedBytes, at: now)
+        }
+
+        /// The row it shows as of `now`.
+        func row(now: Date) -> ProgressRow {
+            let since = now.timeIntervalSince(self.phaseSince)
+            let silent = now.timeIntervalSince(self.lastByte)
+            let activity: ProgressRow.Activity =
+                switch self.progress.phase {
+                case .waitingForLock: .waitingForLock(seconds: since)
+                case .connecting: .connecting(seconds: since)
+                case .waitingForAnswer: .waitingForAnswer(seconds: since)
+                case .receiving:
+                    silent >= ProgressReporter.stallAfter
+                        ? .stalled(seconds: silent) : .receiving(rate: self.rate.rate(now: now))
+                }
+            return ProgressRow(
+                name: Printable.text(Text.lastPathComponent(self.progress.path)),
+                completed: self.progress.completedBytes,
+                total: self.progress.totalBytes,
+                received: self.progress.receivedBytes,
+                activity: activity
+            )
         }
     }
 
@@ -46,13 +88,22 @@ final class ProgressReporter: Sendable {
     private struct State {
         var downloads: [String: Download] = [:]
         var order: [String] = []
-        /// The display width of each bar line drawn last time (columns).
+        /// The display width of each line drawn last time (columns).
         var drawnWidths: [Int] = []
         var lastDraw = Date.distantPast
         var lastLine = Date()  // the first line after a few seconds, not at once
         /// Files in the run, and how many have finished.
         var files = 1
         var finished = 0
+        /// The batch: when it began, bytes its finished downloads received, and its rate.
+        var started = Date()
+        var finishedBytes: Int64 = 0
+        var batchRate = RateWindow(0, at: Date())
+
+        /// Bytes the batch received so far.
+        var receivedBytes: Int64 {
+            self.finishedBytes + self.downloads.values.reduce(0) { $0 + $1.progress.receivedBytes }
+        }
     }
 
     private let write: @Sendable (String) -> Void
@@ -83,6 +134,7 @@ final class ProgressReporter: Sendable {
                 state.downloads[progress.path] = Download(progress: progress, started: now)
             }
             state.downloads[progress.path]?.update(progress, now: now)
+            state.batchRate.add(state.receivedBytes, at: now)
             if self.terminal != nil {
                 guard now.timeIntervalSince(state.lastDraw) >= 0.1 else { return }
                 state.lastDraw = now
@@ -94,7 +146,7 @@ final class ProgressReporter: Sendable {
             // Every line starts with "pinfetch: ": a name at the start of a line could be read as a
             // command by a CI runner (`::stop-commands::` from a Content-Disposition).
             let lines = state.order.compactMap { state.downloads[$0] }
-                .map { "pinfetch: " + Self.line(for: $0, now: now) + "\n" }
+                .map { "pinfetch: " + $0.row(now: now).logLine + "\n" }
             // A CI log of a batch also gets where the batch stands.
             let total =
                 state.files > 1
@@ -112,7 +164,8 @@ final class ProgressReporter: Sendable {
     func finish(_ path: String) {
         self.state.withLock { state in
             state.finished += 1
-            guard state.downloads.removeValue(forKey: path) != nil else { return }
+            guard let download = state.downloads.removeValue(forKey: path) else { return }
+            state.finishedBytes += download.progress.receivedBytes
             state.order.removeAll { $0 == path }
             if self.terminal != nil { self.write(self.redraw(&state, now: Date())) }
         }
@@ -164,57 +217,34 @@ final class ProgressReporter: Sendable {
         return String(repeating: "\u{1B}[1A", count: rows) + "\r\u{1B}[J"
     }
 
-    /// Erases the lines drawn last time and draws one per active download, each cut to one
-    /// column less than the width (so no terminal wraps it, and the count of lines to move up
-    /// over stays right).
+    /// Erases the lines drawn last time and draws a row per active download and, for a
+    /// batch, the overall row, all in one ``ProgressRow/Layout`` so their columns line up,
+    /// each within one column less than the width (so no terminal wraps it, and the count of
+    /// lines to move up over stays right).
     private func redraw(_ state: inout State, now: Date) -> String {
         var text = self.erase(&state)
         if text.isEmpty { text = "\r\u{1B}[J" }
         let columns = max(1, (self.terminal?.columns() ?? 80) - 1)
-        let lines = state.order.compactMap { state.downloads[$0] }
-            .map { Self.line(for: $0, now: now, barColumns: columns) }
+        var rows = state.order.compactMap { state.downloads[$0]?.row(now: now) }
+        if state.files > 1, !rows.isEmpty {
+            rows.append(
+                ProgressRow(
+                    finished: state.finished,
+                    of: state.files,
+                    bytes: state.receivedBytes,
+                    rate: state.batchRate.rate(now: now),
+                    elapsed: now.timeIntervalSince(state.started)
+                )
+            )
+        }
+        let layout = ProgressRow.Layout.fitting(
+            names: rows.map { TerminalCapabilities.displayWidth($0.name) },
+            columns: columns
+        )
+        let lines = rows.map { TerminalCapabilities.cut($0.line(layout), to: columns) }
         text += lines.map { $0 + "\n" }.joined()
         state.drawnWidths = lines.map { TerminalCapabilities.displayWidth($0) }
         return text
-    }
-
-    /// One download's line: `NAME: DONE / TOTAL (P%), ETA T, RATE/s`, the rate over the last
-    /// ``window`` seconds; `, stalled 12s` in its place after ``stallAfter`` seconds without a
-    /// byte, `, waiting for the answer` before the first. With `barColumns`, a bar
-    /// first and the whole line fitted to that many columns: the name is shortened in its
-    /// middle (`very-long…name.iso`, at least 12 columns), then the bar dropped, then the ETA,
-    /// then the rate; a line that still does not fit is cut.
-    private static func line(for download: Download, now: Date, barColumns: Int? = nil) -> String {
-        let progress = download.progress
-        let oldest = download.samples.first ?? (download.started, 0)
-        let span = max(0.001, now.timeIntervalSince(oldest.time))
-        let rate = Double(progress.receivedBytes - oldest.received) / span
-        let name = Printable.text(Text.lastPathComponent(progress.path))
-        var sizes = ": \(Self.size(progress.completedBytes))"
-        var eta = ""
-        var bar = ""
-        if let total = progress.totalBytes, total > 0 {
-            let fraction = min(1, Double(progress.completedBytes) / Double(total))
-            sizes += " / \(Self.size(total)) (\(Int(fraction * 100))%)"
-            let width = 24
-            let filled = Int(fraction * Double(width))
-            bar = "[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] "
-            if rate > 0 { eta = ", ETA \(Self.duration(Double(total - progress.completedBytes) / rate))" }
-        }
-        let silent = now.timeIntervalSince(download.lastByte)
-        let speed =
-            progress.receivedBytes == 0 && silent >= 1
-            ? ", waiting for the answer"
-            : silent >= Self.stallAfter ? ", stalled \(Self.duration(silent))" : ", \(Self.size(Int64(rate)))/s"
-        if silent >= Self.stallAfter { eta = "" }
-        guard let columns = barColumns else { return name + sizes + eta + speed }
-        let choices = [(bar, sizes + eta + speed), ("", sizes + eta + speed), ("", sizes + speed), ("", sizes)]
-        for (prefix, details) in choices {
-            let room = columns - TerminalCapabilities.displayWidth(prefix + details)
-            if TerminalCapabilities.displayWidth(name) <= room { return prefix + name + details }
-            if room >= 12 { return prefix + Self.shorten(name, to: room) + details }
-        }
-        return TerminalCapabilities.cut(Self.shorten(name, to: 12) + sizes, to: columns)
     }
 
     /// `name` in at most `columns` columns, its middle replaced by `…` when it is longer.

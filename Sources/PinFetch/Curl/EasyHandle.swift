@@ -344,6 +344,7 @@ final class EasyHandle: @unchecked Sendable {
             }
             // Progress is what libcurl received plus what was taken from the queue: over HTTP/2
             // libcurl may receive a stream's window ahead, then nothing while the queue drains.
+            delegate.connected = batch.connectedAt != nil
             if abortedWith == nil, batch.received >= 0, !delegate.tick(received: batch.received + consumed) {
                 abort(CURLE_ABORTED_BY_CALLBACK)
             }

@@ -40,6 +40,9 @@ class TransferDelegate {
 
     /// The URL of the request in flight, hop by hop (set by the caller before each).
     var requestURL: String?
+    /// Whether the request in flight has its connection (its request went out), set by
+    /// ``EasyHandle`` before each progress call.
+    var connected = false
     /// Whether a redirect led to the request in flight.
     private(set) var redirected = false
 

@@ -294,7 +294,9 @@ final class AnswerReader: TransferDelegate {
 
     override func progress(received: Int64) -> Bool {
         guard !self.control.isCancelled else { return false }
-        self.meter.report(self.partial)
+        let phase: FetchProgress.Phase =
+            self.head != nil ? .receiving : self.connected ? .waitingForAnswer : .connecting
+        self.meter.report(self.partial, phase: phase)
         return true
     }
 
@@ -315,24 +317,40 @@ final class ProgressMeter {
     /// Body bytes this run received outside the partial (a remote cache's blob).
     var receivedElsewhere: Int64 = 0
     private var last = Date.distantPast
+    private var phase: FetchProgress.Phase?
 
     init(path: String, options: FetchOptions) {
         self.path = path
         self.options = options
     }
 
-    /// Reports where `partial` stands, unless that was done less than 0.2 s ago.
-    func report(_ partial: Partial) {
+    /// Reports where `partial` stands and what the transfer is doing, unless that was done
+    /// less than 0.2 s ago in the same phase.
+    func report(_ partial: Partial, phase: FetchProgress.Phase = .receiving) {
+        self.report(
+            FetchProgress(
+                path: self.path,
+                completedBytes: partial.state.offset,
+                totalBytes: partial.state.totalLength,
+                receivedBytes: partial.receivedBytes + self.receivedElsewhere,
+                phase: phase
+            )
+        )
+    }
+
+    /// Reports that another process holds the destination's lock, and this one waits.
+    func reportWaitingForLock() {
+        self.report(
+            FetchProgress(path: self.path, completedBytes: 0, totalBytes: nil, receivedBytes: 0, phase: .waitingForLock)
+        )
+    }
+
+    private func report(_ progress: FetchProgress) {
         guard self.options.progress != nil || self.options.events != nil else { return }
         let now = Date()
-        guard now.timeIntervalSince(self.last) >= 0.2 else { return }
+        guard now.timeIntervalSince(self.last) >= 0.2 || progress.phase != self.phase else { return }
         self.last = now
-        let progress = FetchProgress(
-            path: self.path,
-            completedBytes: partial.state.offset,
-            totalBytes: partial.state.totalLength,
-            receivedBytes: partial.receivedBytes + self.receivedElsewhere
-        )
+        self.phase = progress.phase
         self.options.progress?(progress)
         self.options.events?(.progress(progress))
     }

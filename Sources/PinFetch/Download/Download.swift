@@ -112,7 +112,8 @@ final class Download {
             claims: self.claims,
             lockTimeout: self.options.lockTimeout,
             deadline: self.deadline,
-            control: self.control
+            control: self.control,
+            waiting: { [meter = self.mirrorSource.meter] in meter.reportWaitingForLock() }
         ).lock { (error) throws(PinFetchError) -> PinFetchError in
             if error.code == .destinationLocked, self.deadline.isPast { return self.mirrorSource.maximumTimeError() }
             // Interrupted while another process held it: nothing was asked for yet.

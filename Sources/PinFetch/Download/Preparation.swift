@@ -10,6 +10,8 @@ struct Preparation {
     let lockTimeout: Double?
     let deadline: Deadline
     let control: TransferControl
+    /// Called while another process holds a lock this one waits for (for progress).
+    var waiting: () -> Void = {}
 
     /// Checks and claims the name, then takes the locks, names shortest last (so two processes
     /// never wait for each other in a cycle); `map` turns a lock's failure into the file's.
@@ -42,7 +44,14 @@ struct Preparation {
         let paths = [sidecars.lock] + Sidecars.owners(of: self.destination).map { Sidecars(destination: $0).lock }
         for path in paths {
             do throws(PinFetchError) {
-                locks.append(try DestinationLock(path: path, timeout: timeout) { [control] in control.isCancelled })
+                locks.append(
+                    try DestinationLock(
+                        path: path,
+                        timeout: timeout,
+                        isCancelled: { [control] in control.isCancelled },
+                        waiting: self.waiting
+                    )
+                )
             } catch {
                 for lock in locks.reversed() { lock.release() }
                 throw try map(error)

@@ -11,11 +11,17 @@ final class DestinationLock {
     let path: String
     private var descriptor: Int32
 
-    /// Takes the lock, waiting up to `timeout` seconds (`nil` waits forever) or until `isCancelled`.
+    /// Takes the lock, waiting up to `timeout` seconds (`nil` waits forever) or until `isCancelled`;
+    /// `waiting` is called every 50 ms while another process holds it.
     /// - Throws: ``PinFetchError/Code/destinationLocked`` when the time runs out;
     ///   ``PinFetchError/Code/cancelled`` when cancelled while waiting;
     ///   ``PinFetchError/Code/fileIO`` when the lock file cannot be created.
-    init(path: String, timeout: Double?, isCancelled: () -> Bool = { false }) throws(PinFetchError) {
+    init(
+        path: String,
+        timeout: Double?,
+        isCancelled: () -> Bool = { false },
+        waiting: () -> Void = {}
+    ) throws(PinFetchError) {
         self.path = path
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         while true {
@@ -51,6 +57,7 @@ final class DestinationLock {
                     close(fd)
                     throw PinFetchError(.destinationLocked, "\(path) is held by another process")
                 }
+                waiting()
                 usleep(50_000)
             }
             var held = stat()

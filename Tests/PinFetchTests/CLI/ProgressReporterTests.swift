@@ -27,9 +27,10 @@ struct ProgressReporterTests {
         Thread.sleep(forTimeInterval: 0.15)
         reporter.report(Self.progress("/tmp/b.tar", 1 << 20, of: 4 << 20))
         let drawn = sink.value
-        #expect(drawn.contains("a.iso: 512.0 MiB / 1.0 GiB (50%)"))
-        #expect(drawn.contains("b.tar: 1.0 MiB / 4.0 MiB (25%)"))
-        #expect(drawn.contains("[############............]"))
+        // Columns that line up: name, bar, percentage, rate, ETA, size done and length.
+        #expect(drawn.contains("a.iso  [############............]   50%"), "\(drawn)")
+        #expect(drawn.contains("b.tar  [######..................]   25%"), "\(drawn)")
+        #expect(drawn.contains("  512.0 MiB\n"), "\(drawn)")
         #expect(drawn.contains("\u{1B}[1A"))  // the second draw moved up over the first
         reporter.finish("/tmp/a.iso")
         reporter.finish("/tmp/b.tar")
@@ -56,11 +57,69 @@ struct ProgressReporterTests {
         let sink = Sink()
         let reporter = ProgressReporter(terminal: nil, lineInterval: 0, write: sink.write)
         reporter.report(Self.progress("/tmp/a.iso", 8 << 20, of: 1 << 30))
-        reporter.report(FetchProgress(path: "/tmp/b.iso", completedBytes: 0, totalBytes: nil, receivedBytes: 0))
+        reporter.report(
+            FetchProgress(
+                path: "/tmp/b.iso",
+                completedBytes: 0,
+                totalBytes: nil,
+                receivedBytes: 0,
+                phase: .waitingForAnswer
+            )
+        )
         Thread.sleep(forTimeInterval: ProgressReporter.stallAfter + 0.3)
         reporter.report(Self.progress("/tmp/a.iso", 8 << 20, of: 1 << 30))
         let lines = sink.value.split(separator: "\n").suffix(2)
         #expect(lines.first?.hasPrefix("pinfetch: a.iso: 8.0 MiB / 1.0 GiB (0%), stalled 3s") == true, "\(lines)")
-        #expect(lines.last?.hasSuffix("b.iso: 0 B, waiting for the answer") == true, "\(lines)")
+        #expect(lines.last?.hasSuffix("b.iso: waiting for the answer 3s") == true, "\(lines)")
+    }
+
+    static func row(
+        _ name: String,
+        _ activity: ProgressRow.Activity,
+        done: Int64 = 1 << 20,
+        of total: Int64? = 8 << 20
+    )
+        -> ProgressRow
+    {
+        ProgressRow(name: name, completed: done, total: total, received: done, activity: activity)
+    }
+
+    /// The columns a width allows: at 80 the name, bar, percentage, rate, ETA and size; at 50
+    /// the bar and the rate still; never wider than the width; the rows of one layout line up.
+    @Test(arguments: [(79, true, true), (59, true, false), (49, true, false), (30, false, false)])
+    func `a layout keeps the bar and adds what fits`(columns: Int, rate: Bool, size: Bool) {
+        let rows = [
+            Self.row(String(repeating: "long-name-", count: 8) + ".tar.gz", .receiving(rate: 1_500_000)),
+            Self.row("a.iso", .stalled(seconds: 12)),
+            Self.row("b.bin", .waitingForLock(seconds: 4), done: 0, of: nil),
+            Self.row("c.bin", .waitingForAnswer(seconds: 2), done: 0, of: nil),
+            Self.row("d.bin", .connecting(seconds: 0), done: 0, of: nil),
+            Self.row("e.bin", .receiving(rate: 100), done: 300_000, of: nil),
+        ]
+        let layout = ProgressRow.Layout.fitting(
+            names: rows.map { TerminalCapabilities.displayWidth($0.name) },
+            columns: columns
+        )
+        #expect(layout.rate == rate && layout.done == size, "\(layout)")
+        let lines = rows.map { $0.line(layout) }
+        for line in lines {
+            #expect(TerminalCapabilities.displayWidth(line) <= columns, "\(line)")
+        }
+        #expect(Set(lines.map { TerminalDisplayTests.column(of: "[", in: $0) }).count == 1, "\(lines)")
+        #expect(Set(lines.map { TerminalDisplayTests.column(of: "]", in: $0) }).count == 1, "\(lines)")
+        if rate {
+            #expect(lines[0].contains("1.4 MiB/s") && lines[1].contains("stalled 12s"), "\(lines)")
+            #expect(lines[2].contains("another pinfetch") && lines[3].contains("answer"), "\(lines)")
+            #expect(lines[4].hasSuffix("connecting") && lines[5].contains("<=>"), "\(lines)")
+        }
+        if size { #expect(lines[0].contains("ETA") && lines[0].contains("1.0 MiB"), "\(lines)") }
+    }
+
+    @Test func `a batch's overall row counts files, bytes and the rate, its ETA from the files' pace`() {
+        let row = ProgressRow(finished: 10, of: 40, bytes: 3 << 20, rate: Double(2 << 20), elapsed: 5)
+        #expect(row.name == "10/40 files")
+        #expect(row.fraction == 0.25 && row.eta == 15)
+        let layout = ProgressRow.Layout.fitting(names: [11], columns: 79)
+        #expect(row.line(layout) == "10/40 files  [#####...............]   25%     2.0 MiB/s  ETA 15s        3.0 MiB")
     }
 }
