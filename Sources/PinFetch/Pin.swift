@@ -8,15 +8,35 @@ public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
     /// the algorithm SRI metadata gives most often.
     case sha384
     case sha512
+    /// SHA-1 (FIPS 180-4) and MD5 (RFC 1321): taken only when spelled out (`sha1:HEX`,
+    /// `md5:HEX`, or a checksum file's `SHA1 (name) = HEX` line with nothing stronger for the
+    /// name), with a warning. Both have practical collision attacks (RFC 6151, RFC 9155), so they
+    /// catch corruption, not tampering: a file pinned by one never comes from a cache or a
+    /// hash-addressed mirror, and goes into no cache.
+    case sha1
+    case md5
 
-    /// The digest length in bytes: 32 for SHA-256, 48 for SHA-384, 64 for SHA-512. A longer
-    /// digest is the stronger algorithm (W3C SRI §3.3.2's order).
+    /// The digest length in bytes: 16 for MD5, 20 for SHA-1, 32 for SHA-256, 48 for SHA-384,
+    /// 64 for SHA-512. A longer digest is the stronger algorithm (W3C SRI §3.3.2's order).
     public var digestLength: Int {
         switch self {
+        case .md5: 16
+        case .sha1: 20
         case .sha256: 32
         case .sha384: 48
         case .sha512: 64
         }
+    }
+
+    /// Whether the algorithm has practical collision attacks (MD5, SHA-1): bytes that match
+    /// its digest are known to be uncorrupted, not to be the publisher's.
+    public var isWeak: Bool { self == .md5 || self == .sha1 }
+
+    /// The one line said when a pin of a weak algorithm is used.
+    var weakWarning: String {
+        "\(self.rawValue) catches corruption, not tampering (anyone can make other bytes with the same "
+            + "\(self.rawValue)): the file is checked against it, and neither taken from nor put in a cache; "
+            + "pin the sha256 or sha512 if the publisher lists one"
     }
 }
 
@@ -24,7 +44,8 @@ public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
 ///
 /// Accepted spellings (<doc:CommandLine#Options>, `--sha256` and `--checksum`): 64 hex digits
 /// (SHA-256), 96 (SHA-384) or 128 (SHA-512), any case; `sha256:HEX`, `sha384:HEX`,
-/// `sha512:HEX`; and Subresource Integrity metadata (`sha256-BASE64`, `sha384-BASE64`,
+/// `sha512:HEX`; `md5:HEX` and `sha1:HEX`, spelled out only (``HashAlgorithm/isWeak``); and
+/// Subresource Integrity metadata (`sha256-BASE64`, `sha384-BASE64`,
 /// `sha512-BASE64`, W3C SRI §3.5). Of several space-separated tokens the strongest algorithm
 /// counts, and bytes that match any of its values pass (SRI §3.3.4: a list may name more than
 /// one acceptable representation). Hex is case-insensitive, base64 is not.
@@ -82,16 +103,17 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a `--checksum` spec: `sha256:HEX`, `sha384:HEX`, `sha512:HEX`, bare hex of 64, 96
     /// or 128 digits, or SRI tokens (`sha256-BASE64`, `sha384-BASE64`, `sha512-BASE64`,
-    /// several separated by spaces).
-    /// aria2's `sha-256=HEX` (and `sha-384=`, `sha-512=`) is taken as `sha256:HEX`.
+    /// several separated by spaces); `md5:HEX` and `sha1:HEX` (``HashAlgorithm/isWeak``: never
+    /// bare hex, never SRI).
+    /// aria2's `sha-256=HEX` (and `sha-384=`, `sha-512=`, `md5=`, `sha-1=`) is taken as `sha256:HEX`.
     /// - Throws: ``PinFetchError/Code/usage`` naming what is wrong and showing what was given,
-    ///   for a malformed spec or one with only unsupported algorithms (e.g. `md5:`, `sha1-`).
+    ///   for a malformed spec or one with only unsupported algorithms (e.g. `sha224:`, `sha1-`).
     public init(parsing spec: String) throws(PinFetchError) {
         var trimmed = String(spec.trimmingWhitespace())
         guard !trimmed.isEmpty else { throw PinFetchError(.usage, "empty checksum") }
         if let equals = trimmed.firstIndex(of: "="), !trimmed.contains(":"),
             HashAlgorithm(label: trimmed[..<equals].lowercased()) != nil
-                || Self.weak.contains(trimmed[..<equals].lowercased()),
+                || HashAlgorithm(weakLabel: trimmed[..<equals].lowercased()) != nil,
             trimmed[trimmed.index(after: equals)...].allSatisfy(\.isHexDigit)
         {
             trimmed = trimmed[..<equals] + ":" + trimmed[trimmed.index(after: equals)...]  // aria2's form
@@ -99,19 +121,11 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         if let colon = trimmed.firstIndex(of: ":") {
             let name = trimmed[..<colon].lowercased()
             let value = String(trimmed[trimmed.index(after: colon)...])
-            guard let algorithm = HashAlgorithm(label: name) else {
-                if Self.weak.contains(name) {
-                    throw PinFetchError(
-                        .usage,
-                        "\(name) is not taken as a pin: it catches corruption, not tampering (anyone can make "
-                            + "other bytes with the same \(name)); give the sha256, sha384 or sha512 the "
-                            + "publisher lists"
-                    )
-                }
+            guard let algorithm = HashAlgorithm(label: name) ?? HashAlgorithm(weakLabel: name) else {
                 throw PinFetchError(
                     .usage,
                     "unsupported checksum algorithm '\(name.prefix(40))' in \(Self.shown(spec)) "
-                        + "(use sha256:HEX, sha384:HEX, sha512:HEX or SRI)"
+                        + "(use sha256:HEX, sha384:HEX, sha512:HEX or SRI; md5:HEX and sha1:HEX with a warning)"
                 )
             }
             try self.init(algorithm: algorithm, hex: value)
@@ -174,9 +188,6 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         return best
     }
 
-    /// Names of digests that are not taken as pins (spelled as a label: `md5`, `sha1`, `sha-1`).
-    static let weak: Set<String> = ["md5", "sha1", "sha-1"]
-
     /// The digest as lower-case hex.
     public var hex: String { Self.hex(self.digest) }
 
@@ -226,6 +237,16 @@ extension HashAlgorithm {
         case "sha256", "sha-256": self = .sha256
         case "sha384", "sha-384": self = .sha384
         case "sha512", "sha-512": self = .sha512
+        default: return nil
+        }
+    }
+
+    /// A weak algorithm (``isWeak``) by its name as a `--checksum` label gives it: `md5`,
+    /// `sha1`, `sha-1` (lower case). SRI has none (W3C SRI §3.2), so it is asked apart.
+    init?(weakLabel label: some StringProtocol) {
+        switch label {
+        case "md5": self = .md5
+        case "sha1", "sha-1": self = .sha1
         default: return nil
         }
     }

@@ -69,7 +69,8 @@ extension OptionTable {
             help: [
                 "sha256:HEX | sha384:HEX | sha512:HEX | SRI metadata",
                 "(sha384-BASE64 ...: any value of its strongest algorithm) | aria2's",
-                "sha-256=HEX; md5 and sha1 are refused (no defence against tampering)",
+                "sha-256=HEX | md5:HEX, sha1:HEX (with a warning: they catch",
+                "corruption, not tampering; no cache or hashed mirror for them)",
             ]
         ) { arguments, option throws(ArgumentError) in
             try arguments.notePin(option)

@@ -1,10 +1,11 @@
 internal import COpenSSL
 
-/// A running SHA-256, SHA-384 or SHA-512 over the bytes of a partial, whose state can be saved
-/// and restored: the hash half of a checkpoint (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>).
+/// A running SHA-256, SHA-384, SHA-512, SHA-1 or MD5 over the bytes of a partial, whose state
+/// can be saved and restored: the hash half of a checkpoint (<doc:ResumeAndCheckpoints#The-rolling-hash-checkpoint>).
 ///
-/// Owns one OpenSSL `SHA256_CTX` / `SHA512_CTX` (SHA-384 is SHA-512's function in the same
-/// context, started from other values and cut to 48 bytes, so it checkpoints the same way). The serialized state is the raw context
+/// Owns one OpenSSL `SHA256_CTX` / `SHA512_CTX` / `SHA_CTX` / `MD5_CTX` (SHA-384 is SHA-512's
+/// function in the same context, started from other values and cut to 48 bytes, so it
+/// checkpoints the same way). The serialized state is the raw context
 /// bytes; it is only restored on the same context size and OpenSSL version (the checkpoint
 /// records both) and when the context's own byte counter equals the checkpoint offset.
 /// Not thread-safe: one thread feeds it at a time.
@@ -21,6 +22,8 @@ final class RunningDigest {
         switch algorithm {
         case .sha256: MemoryLayout<SHA256_CTX>.size
         case .sha384, .sha512: MemoryLayout<SHA512_CTX>.size
+        case .sha1: MemoryLayout<SHA_CTX>.size
+        case .md5: MemoryLayout<MD5_CTX>.size
         }
     }
 
@@ -56,6 +59,8 @@ final class RunningDigest {
         case .sha256: _ = SHA256_Init(self.context.assumingMemoryBound(to: SHA256_CTX.self))
         case .sha384: _ = SHA384_Init(self.context.assumingMemoryBound(to: SHA512_CTX.self))
         case .sha512: _ = SHA512_Init(self.context.assumingMemoryBound(to: SHA512_CTX.self))
+        case .sha1: _ = SHA1_Init(self.context.assumingMemoryBound(to: SHA_CTX.self))
+        case .md5: _ = MD5_Init(self.context.assumingMemoryBound(to: MD5_CTX.self))
         }
     }
 
@@ -67,6 +72,8 @@ final class RunningDigest {
         case .sha256: _ = SHA256_Update(self.context.assumingMemoryBound(to: SHA256_CTX.self), base, bytes.count)
         case .sha384, .sha512:
             _ = SHA512_Update(self.context.assumingMemoryBound(to: SHA512_CTX.self), base, bytes.count)
+        case .sha1: _ = SHA1_Update(self.context.assumingMemoryBound(to: SHA_CTX.self), base, bytes.count)
+        case .md5: _ = MD5_Update(self.context.assumingMemoryBound(to: MD5_CTX.self), base, bytes.count)
         }
     }
 
@@ -80,6 +87,12 @@ final class RunningDigest {
             let c = self.context.assumingMemoryBound(to: SHA512_CTX.self).pointee
             guard c.Nh >> 61 == 0 else { return -1 }  // more bytes than Int64 holds: corrupt
             return Int64(bitPattern: c.Nl >> 3 | c.Nh << 61)
+        case .sha1:
+            let c = self.context.assumingMemoryBound(to: SHA_CTX.self).pointee
+            return Int64(bitPattern: (UInt64(c.Nh) << 32 | UInt64(c.Nl)) >> 3)
+        case .md5:
+            let c = self.context.assumingMemoryBound(to: MD5_CTX.self).pointee
+            return Int64(bitPattern: (UInt64(c.Nh) << 32 | UInt64(c.Nl)) >> 3)
         }
     }
 
@@ -101,15 +114,22 @@ final class RunningDigest {
         case .sha512:
             var copy = self.context.assumingMemoryBound(to: SHA512_CTX.self).pointee
             _ = SHA512_Final(&out, &copy)
+        case .sha1:
+            var copy = self.context.assumingMemoryBound(to: SHA_CTX.self).pointee
+            _ = SHA1_Final(&out, &copy)
+        case .md5:
+            var copy = self.context.assumingMemoryBound(to: MD5_CTX.self).pointee
+            _ = MD5_Final(&out, &copy)
         }
         return out
     }
 
     /// A context is consistent when its buffered count is below one block, agrees with its
-    /// bit counter, its digest length is the algorithm's, and its counter says `offset` bytes.
+    /// bit counter, its digest length is the algorithm's (SHA-2's contexts record one), and its
+    /// counter says `offset` bytes.
     private func isConsistent(withOffset offset: Int64) -> Bool {
         let buffered: Int
-        let digestLength: Int
+        var digestLength = self.algorithm.digestLength
         let blockSize: Int
         switch self.algorithm {
         case .sha256:
@@ -120,10 +140,25 @@ final class RunningDigest {
             let c = self.context.assumingMemoryBound(to: SHA512_CTX.self).pointee
             (buffered, digestLength, blockSize) = (Int(c.num), Int(c.md_len), Int(SHA512_CBLOCK))
             guard c.Nl & 7 == 0 else { return false }
+        case .sha1:
+            let c = self.context.assumingMemoryBound(to: SHA_CTX.self).pointee
+            (buffered, blockSize) = (Int(c.num), Int(SHA_CBLOCK))
+            guard c.Nl & 7 == 0 else { return false }
+        case .md5:
+            let c = self.context.assumingMemoryBound(to: MD5_CTX.self).pointee
+            (buffered, blockSize) = (Int(c.num), Int(MD5_CBLOCK))
+            guard c.Nl & 7 == 0 else { return false }
         }
         let count = self.byteCount
-        return count == offset && digestLength == self.algorithm.digestLength && buffered < blockSize
-            && Int64(buffered) == count % Int64(blockSize)
+        guard count == offset, digestLength == self.algorithm.digestLength, buffered < blockSize,
+            Int64(buffered) == count % Int64(blockSize)
+        else { return false }
+        // MD5's and SHA-1's contexts carry no digest length, so a zeroed one would pass the
+        // checks above: of zero bytes, their chaining values are the initial ones.
+        guard count == 0, self.algorithm.isWeak else { return true }
+        let chaining = self.algorithm.digestLength
+        return self.serializedState().prefix(chaining)
+            == RunningDigest(algorithm: self.algorithm).serializedState().prefix(chaining)
     }
 }
 

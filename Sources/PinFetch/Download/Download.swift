@@ -65,7 +65,9 @@ final class Download {
     ) throws(PinFetchError) {
         guard !job.mirrors.isEmpty else { throw PinFetchError(.usage, "no URL given") }
         // Hash-addressed mirrors first, for a pinned file: the pin decides.
-        let hashed = try (job.pin.map { pin in job.hashedMirrors.map { $0.url(for: pin) } } ?? []).map {
+        // Not for a weak pin: bytes that match an MD5 or SHA-1 need not be the publisher's.
+        let strong = job.pin.flatMap { $0.algorithm.isWeak ? nil : $0 }
+        let hashed = try (strong.map { pin in job.hashedMirrors.map { $0.url(for: pin) } } ?? []).map {
             (text) throws(PinFetchError) in try HTTPURL(text)
         }
         let urls = hashed + (try job.urls.get())
@@ -105,6 +107,7 @@ final class Download {
 
     /// The steps, in order; the digest of the file at the destination.
     func fetch() throws(PinFetchError) -> [UInt8] {
+        if let pin = self.pin, pin.algorithm.isWeak { self.reporter.warn(pin.algorithm.weakWarning) }
         if let directory = self.job.namingDirectory { try self.nameByContentDisposition(in: directory) }
         let locks = try Preparation(
             destination: self.destination,
@@ -135,10 +138,11 @@ final class Download {
         return try self.trySources()
     }
 
-    /// The sources, in the order they are asked (Architecture, "Sources"): without a pin, only
-    /// the mirrors.
+    /// The sources, in the order they are asked (Architecture, "Sources"): without a pin, or
+    /// with a weak one (``HashAlgorithm/isWeak``: a cache's or an earlier file's bytes that
+    /// match it need not be the publisher's), only the mirrors.
     var sources: [any Source] {
-        guard self.pin != nil else { return [self.mirrorSource] }
+        guard let pin = self.pin, !pin.algorithm.isWeak else { return [self.mirrorSource] }
         return [LocalCacheSource()] + (self.sibling.map { [SiblingSource(path: $0)] } ?? []) + [
             RemoteCacheSource(), self.mirrorSource,
         ]

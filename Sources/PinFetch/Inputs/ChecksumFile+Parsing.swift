@@ -115,12 +115,16 @@ extension ChecksumFile {
         return nil
     }
 
-    /// `sha256`, `sha-256`, `sha2-256` and the same for 384 and 512 (lower case).
+    /// `sha256`, `sha-256`, `sha2-256` and the same for 384 and 512; `sha1`, `sha-1` and `md5`,
+    /// whose tag spells them out (``HashAlgorithm/isWeak``; a GNU line of 32 or 40 hex digits
+    /// does not); lower case.
     static func taggedAlgorithm(_ label: String) -> HashAlgorithm? {
         switch label {
         case "sha256", "sha-256", "sha2-256": .sha256
         case "sha384", "sha-384", "sha2-384": .sha384
         case "sha512", "sha-512", "sha2-512": .sha512
+        case "sha1", "sha-1": .sha1
+        case "md5": .md5
         default: nil
         }
     }

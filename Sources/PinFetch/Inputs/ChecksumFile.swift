@@ -13,7 +13,9 @@
 ///   `SHA256 (name) = HEX`, also `SHA-256`, `SHA384`, `SHA512` (with or without the dash), and OpenSSL's `dgst` spelling
 ///   `SHA2-256(name)= HEX`. The name ends at the last `) = ` (or `)= `), so names may hold spaces
 ///   and parentheses. A supported algorithm also takes its digest in base64 (`cksum --base64`).
-///   Any other tag (`MD5`, `SHA1`, `SHA224`, `BLAKE2b`, ...) is recorded as unsupported.
+///   `MD5` and `SHA1` (`SHA-1`) lines are taken, as weak (``HashAlgorithm/isWeak``), and an
+///   entry of a stronger algorithm for the same name always wins over them. Any other tag
+///   (`SHA224`, `BLAKE2b`, ...) is recorded as unsupported.
 /// - A bare digest: the file's only line is one hex digest (Go's and Kubernetes' `*.sha256`), or
 ///   its only checksum line names `-` (what `sha256sum < file` writes). It applies to any name.
 ///

@@ -97,7 +97,8 @@ package struct Manifest: Sendable {
     /// such as `linux/amd64/tool` and `darwin/arm64/tool` is mirrored as a tree. Entries come in
     /// checksum-file order, each named once: the same name with the same digest twice is one
     /// entry, and with SHA-256 and SHA-512 digests it keeps the SHA-512 one. Unsupported
-    /// algorithms (MD5, SHA-1, ...) are skipped.
+    /// algorithms (GNU lines of MD5 or SHA-1, SHA-224, ...) are skipped; BSD-tagged MD5 and
+    /// SHA-1 lines pin their names only when nothing stronger does.
     ///
     /// - Parameters:
     ///   - checksumFile: The parsed checksum file.

@@ -44,7 +44,8 @@ struct ChecksumFileFetchTests {
 
     @Test(arguments: [
         "\(String(repeating: "a", count: 64))  something-else.bin\n",
-        "MD5 (out.bin) = 9e107d9d372bb6826bd81d3542a419d6\n",
+        "9e107d9d372bb6826bd81d3542a419d6  out.bin\n",  // md5sum's: MD5 is taken only spelled out
+        "SHA224 (out.bin) = \(String(repeating: "b", count: 56))\n",
         "\(Fixtures.sha256A)  out.bin\n\(Fixtures.sha256B)  out.bin\n",
         "not a checksum file\n",
     ])

@@ -197,7 +197,7 @@ struct ArgumentsTests {
         [Self.url, "--sha256", Self.sha256, "--sha256", Self.sha256],
         [Self.url, "--sha256", "sha512:\(Self.sha256)"],
         [Self.url, "--sha256", "12"],
-        [Self.url, "--checksum", "md5:d41d8cd98f00b204e9800998ecf8427e"],
+        [Self.url, "--checksum", "md5:d41d8cd98f00b204e9800998ecf8427"],
     ])
     func `bad arguments are usage errors`(arguments: [String]) {
         let error = #expect(throws: PinFetchError.self) { try Arguments.parse(arguments) }

@@ -53,14 +53,31 @@ extension ChecksumFileTests {
         Unsupported(text: "\(md5)  app.tar.gz\n", algorithm: "md5"),
         Unsupported(text: "\(sha1) *app.tar.gz\n", algorithm: "sha1"),
         Unsupported(text: "\(sha224)  app.tar.gz\n", algorithm: "sha224"),
-        Unsupported(text: "MD5 (app.tar.gz) = \(md5)\n", algorithm: "md5"),
-        Unsupported(text: "SHA1 (app.tar.gz) = \(sha1)\n", algorithm: "sha1"),
         Unsupported(text: "BLAKE2b (app.tar.gz) = \(hexC)\n", algorithm: "blake2b"),
         Unsupported(text: "SHA512/256 (app.tar.gz) = \(hexA)\n", algorithm: "sha512/256"),
         Unsupported(text: "\(md5)\n", algorithm: "md5"),
         Unsupported(text: "\(sha1)  -\n", algorithm: "sha1"),
         Unsupported(text: "\(md5)  app.tar.gz\n\(sha1)  app.tar.gz\n\(hexA)  other.tar.gz\n", algorithm: "md5, sha1"),
     ]
+
+    /// BSD-tagged `MD5 (…) =` and `SHA1 (…) =` lines spell their algorithm out: weak pins, and
+    /// any stronger entry for the same name wins over them, in either order.
+    @Test func `tagged MD5 and SHA-1 lines are weak pins, below any SHA-2 entry`() throws {
+        let md5 = try Self.parse("MD5 (app.tar.gz) = \(Self.md5)\n").pin(for: "app.tar.gz")
+        #expect(md5 == (try Pin(parsing: "md5:\(Self.md5)")))
+        let sha1 = try Self.parse("SHA1 (app.tar.gz) = \(Self.sha1)\n").pin(for: "app.tar.gz")
+        #expect(sha1 == (try Pin(parsing: "sha1:\(Self.sha1)")))
+        for text in [
+            "MD5 (app.tar.gz) = \(Self.md5)\nSHA256 (app.tar.gz) = \(Self.hexA)\nSHA1 (app.tar.gz) = \(Self.sha1)\n",
+            "SHA256 (app.tar.gz) = \(Self.hexA)\nMD5 (app.tar.gz) = \(Self.md5)\n",
+        ] {
+            #expect(try Self.parse(text).pin(for: "app.tar.gz") == (try Pin(parsing: "sha256:\(Self.hexA)")), "\(text)")
+        }
+        #expect(
+            try Self.parse("MD5 (app.tar.gz) = \(Self.md5)\nSHA1 (app.tar.gz) = \(Self.sha1)\n").pin(for: "app.tar.gz")
+                == (try Pin(parsing: "sha1:\(Self.sha1)"))
+        )
+    }
 
     /// `sha384sum` output and BSD `SHA384 (…) =` lines pin SHA-384; of several algorithms for one
     /// name the strongest counts (SHA-512 over SHA-384 over SHA-256).

@@ -119,7 +119,7 @@ struct ManifestTests {
         Bad(text: "https://a.example/x sha256:12", line: 1, reason: "malformed checksum"),
         Bad(text: "https://a.example/x sha256:\(hexA)0", line: 1, reason: "malformed checksum"),
         Bad(text: "https://a.example/x sha512:\(hexA)", line: 1, reason: "malformed checksum"),
-        Bad(text: "https://a.example/x md5:d41d8cd98f00b204e9800998ecf8427e", line: 1, reason: "not tampering"),
+        Bad(text: "https://a.example/x md5:d41d8cd98f00b204e9800998ecf8427e0", line: 1, reason: "malformed checksum"),
         Bad(text: "https://a.example/x d41d8cd98f00b204e9800998ecf8427e", line: 1, reason: "malformed checksum"),
         Bad(text: "https://a.example/x \(String(hexA.dropLast()))", line: 1, reason: "malformed checksum"),
         Bad(text: "https://a.example/x sha256-\(base64A.dropLast(6))", line: 1, reason: "malformed checksum"),

@@ -55,7 +55,7 @@ struct NameAndURLTests {
                     terminal: true
                 )
                 #expect(run.status == 0, "\(run.standardError)")
-                #expect(run.standardError.contains("file: "), "no progress line: \(run.standardError)")
+                #expect(run.standardError.contains("file  ["), "no progress row: \(run.standardError)")
                 for secret in ["PassW0rd", "SigN4ture", "T0ken"] {
                     #expect(!run.standardError.contains(secret), "\(run.standardError)")
                     #expect(!run.standardOutput.contains(secret), "\(run.standardOutput)")

@@ -222,7 +222,7 @@ struct CheckpointTests {
 
     @Test(
         arguments: [
-            ("algorithm", #""md5""#), ("algorithm", nil), ("hashState", #""%%%""#), ("hashState", "[0]"),
+            ("algorithm", #""sha224""#), ("algorithm", nil), ("hashState", #""%%%""#), ("hashState", "[0]"),
             ("hashStateSize", "2"), ("hashStateSize", "-1"), ("libraryVersion", "-1"), ("offset", #""0""#),
             ("offset", "1e30"), ("offset", "-1"), ("offset", nil), ("totalLength", "-5"), ("url", nil), ("url", "7"),
             ("validator", nil), ("validator", "{}"), ("validator", "null"),
@@ -249,6 +249,8 @@ struct RunningDigestTests {
         case .sha256: _ = SHA256(bytes, bytes.count, &out)
         case .sha384: _ = SHA384(bytes, bytes.count, &out)
         case .sha512: _ = SHA512(bytes, bytes.count, &out)
+        case .sha1: _ = SHA1(bytes, bytes.count, &out)
+        case .md5: _ = MD5(bytes, bytes.count, &out)
         }
         return out
     }
@@ -266,6 +268,8 @@ struct RunningDigestTests {
             "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
                 + "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
         ),
+        (.sha1, "a9993e364706816aba3e25717850c26c9cd0d89d"),  // FIPS 180-4's example
+        (.md5, "900150983cd24fb0d6963f7d28e17f72"),  // RFC 1321 A.5
     ])
     func `the digest of abc is the published vector`(algorithm: HashAlgorithm, hex: String) {
         let digest = Self.digest(algorithm, after: Array("abc".utf8)[...])
@@ -279,6 +283,8 @@ struct RunningDigestTests {
         #expect(RunningDigest.stateSize(of: .sha256) == MemoryLayout<SHA256_CTX>.size)
         #expect(RunningDigest.stateSize(of: .sha512) == MemoryLayout<SHA512_CTX>.size)
         #expect(RunningDigest.stateSize(of: .sha384) == MemoryLayout<SHA512_CTX>.size)
+        #expect(RunningDigest.stateSize(of: .sha1) == MemoryLayout<SHA_CTX>.size)
+        #expect(RunningDigest.stateSize(of: .md5) == MemoryLayout<MD5_CTX>.size)
         #expect(RunningDigest.libraryVersion == UInt64(OpenSSL_version_num()))
     }
 
@@ -320,7 +326,8 @@ struct RunningDigestTests {
         var low: Int
         var high: Int
         var num: Int
-        var digestLength: Int
+        /// Where the digest length sits; MD5's and SHA-1's contexts have none.
+        var digestLength: Int?
         var counterWidth: Int
 
         init(_ algorithm: HashAlgorithm) {
@@ -337,6 +344,18 @@ struct RunningDigestTests {
                 self.num = MemoryLayout<SHA512_CTX>.offset(of: \.num)!
                 self.digestLength = MemoryLayout<SHA512_CTX>.offset(of: \.md_len)!
                 self.counterWidth = 8
+            case .sha1:
+                self.low = MemoryLayout<SHA_CTX>.offset(of: \.Nl)!
+                self.high = MemoryLayout<SHA_CTX>.offset(of: \.Nh)!
+                self.num = MemoryLayout<SHA_CTX>.offset(of: \.num)!
+                self.digestLength = nil
+                self.counterWidth = 4
+            case .md5:
+                self.low = MemoryLayout<MD5_CTX>.offset(of: \.Nl)!
+                self.high = MemoryLayout<MD5_CTX>.offset(of: \.Nh)!
+                self.num = MemoryLayout<MD5_CTX>.offset(of: \.num)!
+                self.digestLength = nil
+                self.counterWidth = 4
             }
         }
     }
@@ -352,6 +371,7 @@ struct RunningDigestTests {
         var state = Self.digest(algorithm, after: Self.data[..<split]).serializedState()
         #expect(RunningDigest(algorithm: algorithm, restoring: state, offset: Int64(split)) != nil)
         let layout = Layout(algorithm)
+        if tampering == .digestLength, layout.digestLength == nil { return }  // nothing to tamper with
         state.withUnsafeMutableBytes { raw in
             func add(_ delta: UInt64, at offset: Int) {
                 if layout.counterWidth == 4 {
@@ -371,8 +391,8 @@ struct RunningDigestTests {
             case .bitCountNotWholeBytes: add(1, at: layout.low)
             case .highCounterSet: add(1, at: layout.high)
             case .bufferedCount: addInt32(1, at: layout.num)
-            case .bufferedPastBlock: addInt32(algorithm == .sha256 ? 64 : 128, at: layout.num)
-            case .digestLength: addInt32(1, at: layout.digestLength)
+            case .bufferedPastBlock: addInt32(algorithm.digestLength > 32 ? 128 : 64, at: layout.num)
+            case .digestLength: addInt32(1, at: layout.digestLength!)
             }
         }
         #expect(RunningDigest(algorithm: algorithm, restoring: state, offset: Int64(split)) == nil)

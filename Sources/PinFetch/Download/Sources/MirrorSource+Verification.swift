@@ -151,8 +151,9 @@ extension MirrorSource {
             throw error
         }
         try self.partial.placed()
-        // Only pinned bytes enter the cache, copied from the descriptor that was hashed.
-        if let pin = self.pin, let cache = self.cache,
+        // Only pinned bytes enter the cache (and not by a weak pin), copied from the descriptor
+        // that was hashed.
+        if let pin = self.pin, !pin.algorithm.isWeak, let cache = self.cache,
             let warning = cache.store(from: file, algorithm: pin.algorithm, digest: digest)
         {
             self.reporter.warn(warning)
