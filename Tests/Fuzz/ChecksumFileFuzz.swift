@@ -189,7 +189,8 @@ private func checkRoundTrip(_ file: ChecksumFile) {
             let tag = entry.pin.algorithm.rawValue.uppercased()
             // MD5 and SHA-1 are taken only tagged (spelled out), so they are written so both times.
             let asTagged = tagged || entry.pin.algorithm.isWeak
-            text += Array((asTagged ? "\(tag) (\(name)) = \(entry.pin.hex)" : "\(entry.pin.hex)  \(name)").utf8) + [0x0A]
+            text +=
+                Array((asTagged ? "\(tag) (\(name)) = \(entry.pin.hex)" : "\(entry.pin.hex)  \(name)").utf8) + [0x0A]
         }
         guard text.count <= ChecksumFile.maximumSize else { return }
         do {
