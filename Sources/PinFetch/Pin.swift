@@ -32,11 +32,10 @@ public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
     /// its digest are known to be uncorrupted, not to be the publisher's.
     public var isWeak: Bool { self == .md5 || self == .sha1 }
 
-    /// The one line said when a pin of a weak algorithm is used.
-    var weakWarning: String {
-        "\(self.rawValue) catches corruption, not tampering (anyone can make other bytes with the same "
-            + "\(self.rawValue)): the file is checked against it, and neither taken from nor put in a cache; "
-            + "pin the sha256 or sha512 if the publisher lists one"
+    /// The one line said when `name` is pinned by a weak algorithm.
+    func weakWarning(for name: String) -> String {
+        "\(SafeFileName.quoted(name)) is pinned by \(self.rawValue), which catches corruption, not tampering: "
+            + "no cache is used for it"
     }
 }
 

@@ -79,6 +79,13 @@ extension Arguments {
                 throw .unknownOption(letters.count + 2 == argument.count ? argument : spelling)
             }
             given.insert(option.long)
+            // wget's `-Ofile` (`-qOout.txt`): `-O` before letters that are not all flags of
+            // their own is a file name, never `-O -o ut.txt`; curl's `-OL`, `-OJ` stay a bundle.
+            if option.long == "--remote-name", !letters.isEmpty, letters != "-",
+                !letters.allSatisfy({ Self.isFlag("-" + String($0)) })
+            {
+                throw .conflict(.remoteNameWithFile(String(letters)))
+            }
             guard option.takesValue else {
                 try option.apply(&parsed, OptionUse(spelling: spelling, value: ""))
                 if Self.isWgetStandardOutput(option, next: letters.isEmpty ? rest.first : String(letters)) {
@@ -99,6 +106,11 @@ extension Arguments {
             return given
         }
         return given
+    }
+
+    /// Whether `spelling` is a one-letter option that takes no value.
+    private static func isFlag(_ spelling: String) -> Bool {
+        OptionTable.option(spelled: spelling).map { $0.short == spelling && !$0.takesValue } ?? false
     }
 
     /// Whether `option` followed by `next` is wget's `-O -` (`-O-`, `-qO-`): the file to standard

@@ -81,7 +81,10 @@ extension OptionTable {
             .value(placeholder: "USER:PASSWORD"),
             help: ["credentials for the proxy (curl's -U)"]
         ) { arguments, option throws(ArgumentError) in
-            guard option.value.contains(":") else {
+            // wget's -U AGENT: a user agent (`Mozilla/5.0 (X11; rv:109.0)`) may hold a colon too,
+            // but no user name holds a space, a slash or a parenthesis.
+            let user = option.value.prefix { $0 != ":" }
+            guard option.value.contains(":"), !user.contains(where: { " /(".contains($0) }) else {
                 throw .refused(
                     option: option.spelling,
                     reason: "takes USER:PASSWORD for the proxy (curl's -U); wget's -U AGENT is -A AGENT here"

@@ -107,7 +107,9 @@ final class Download {
 
     /// The steps, in order; the digest of the file at the destination.
     func fetch() throws(PinFetchError) -> [UInt8] {
-        if let pin = self.pin, pin.algorithm.isWeak { self.reporter.warn(pin.algorithm.weakWarning) }
+        if let pin = self.pin, pin.algorithm.isWeak {
+            self.reporter.warn(pin.algorithm.weakWarning(for: Text.lastPathComponent(self.destination)))
+        }
         if let directory = self.job.namingDirectory { try self.nameByContentDisposition(in: directory) }
         let locks = try Preparation(
             destination: self.destination,

@@ -52,6 +52,7 @@ struct FamiliarOptionTests {
         (["--silent", "-O", Self.url], ["--quiet", "-O", Self.url]),
         (["--no-progress-meter", "-O", Self.url], ["--quiet", "-O", Self.url]),
         (["-OJ", Self.url], ["-O", "--content-disposition", Self.url]),
+        (["-OsL", Self.url], ["-O", "-q", Self.url]),
         (["--retry-connrefused", "-O", Self.url], ["-O", Self.url]),
         // wget's -O - (standard output), alone and bundled: -o - here.
         (["-O", "-", Self.url], ["--remote-name", "-o", "-", Self.url]),
@@ -99,6 +100,20 @@ struct FamiliarOptionTests {
             "-U: takes USER:PASSWORD for the proxy (curl's -U); wget's -U AGENT is -A AGENT"
         ),
         (["-t", "-1", Self.url], "-t takes a whole number from 1 to 1001, 0 or inf, not '-1'"),
+        // wget's -U with a browser's agent, which holds a colon: not proxy credentials.
+        (
+            ["-U", "Mozilla/5.0 (X11; Linux x86_64; rv:109.0) Gecko/20100101 Firefox/115.0", Self.url],
+            "-U: takes USER:PASSWORD for the proxy (curl's -U); wget's -U AGENT is -A AGENT"
+        ),
+        // wget's -Ofile, bundled or not: a file name, never -O -o ut.txt.
+        (
+            ["-qOout.txt", Self.url],
+            "-O is curl's --remote-name (the URL's name, pinfetch's default) and takes no file"
+        ),
+        (
+            ["-Ofile.txt", Self.url],
+            "-O is curl's --remote-name (the URL's name, pinfetch's default) and takes no file: for wget's -O 'file.txt' give -o 'file.txt'"
+        ),
         (
             ["-O", "out.bin", Self.url],
             "-O is curl's --remote-name (the URL's name, pinfetch's default) and takes no file"
