@@ -208,7 +208,8 @@ package struct ChecksumFile: Sendable {
                 throw PinFetchError(
                     .usage,
                     "the checksum file has only \(algorithms.joined(separator: ", ")) checksums for "
-                        + "\(SafeFileName.quoted(fileName)) (pinfetch verifies sha256, sha384 and sha512)"
+                        + "\(SafeFileName.quoted(fileName)) (pinfetch verifies sha256, sha384 and sha512; md5 and "
+                        + "sha1 only spelled out, as a tagged 'MD5 (name) = HEX' line or --checksum md5:HEX)"
                 )
             }
             throw PinFetchError(.usage, "no checksum for \(SafeFileName.quoted(fileName)) in the checksum file")

@@ -43,7 +43,10 @@ struct ChecksumFileLookupTests {
         ("\(Known.hexA)  linux/app\n\(Known.hexB)  darwin/app\n", "https://h/x/app", "app", "another directory"),
         ("\(Known.hexA)  a/app\n\(Known.hexB)  ./a/app\n", "https://h/a/app", "app", "two different"),
         ("\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin", "no checksum for 'b.bin'"),
-        ("\(Known.md5)  b.bin\n\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin", "only md5"),
+        (
+            "\(Known.md5)  b.bin\n\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin",
+            "only md5 checksums for 'b.bin' (pinfetch verifies sha256, sha384 and sha512; md5 and sha1 only spelled out, as a tagged 'MD5 (name) = HEX' line"
+        ),
         // Never darwin's digest for the linux file.
         ("\(Known.hexB)  darwin/arm64/tool\n", "https://h/linux/amd64/tool", "tool", "in another directory"),
         ("\(Known.hexB)  dist/app.tgz\n", "https://h/v1/app.tgz", "app.tgz", "'dist/app.tgz' (line 1)"),
