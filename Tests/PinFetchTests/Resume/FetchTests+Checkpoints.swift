@@ -213,14 +213,19 @@ extension FetchTests {
         }
     }
 
-    /// The same, when the other URL answers: its body replaces the partial from byte 0.
+    /// The same, when the other URL answers: its body replaces the partial from byte 0, and the
+    /// run says why by default (a changed query string would otherwise rehash silently).
     @Test func `an answer from another URL replaces the partial from byte 0`() async throws {
         try await withTestHTTPServer(serving: Self.resourceA) { server in
             try await withTestHTTPServer(serving: TestResource(body: Fixtures.b, etag: Fixtures.etagB)) { other in
                 try await withTemporaryDirectory { directory in
                     let cut = await self.interruptedRun(server, into: directory, at: 400_000)
                     #expect(cut.error?.code == .network, "\(failure(cut))")
-                    let result = await Fetcher.immediate().run(other.url(), to: "\(directory)/out.bin")
+                    let notes = EventNotes()
+                    let result = await Fetcher.immediate { $0.events = notes.record }
+                        .run(other.url() + "?v=2", to: "\(directory)/out.bin")
+                    #expect(notes.said("the partial came from \(server.url()), not \(other.url())?v=2"), "\(notes.all)")
+                    #expect(notes.said("a --sha256 pin would"), "\(notes.all)")
                     #expect(result.error == nil, "\(failure(result))")
                     #expect(result.resumedFrom == 0)
                     #expect(other.getRequests.map { $0.header("Range") } == [nil])

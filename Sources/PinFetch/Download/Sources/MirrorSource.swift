@@ -110,7 +110,7 @@ final class MirrorSource: Source {
         if let newest, case .startOver(let reason) = self.decide(newest, partialSize, probe),
             ![.noCheckpoint, .partialShorterThanCheckpoint].contains(reason)
         {
-            return try self.startOver(reason)
+            return try self.startOver(reason, newest)
         }
         var recovery: CheckpointRecovery?
         if newest != nil, let file = try? PartialFile(path: sidecars.partial, readOnly: true) {
@@ -131,7 +131,7 @@ final class MirrorSource: Source {
             probe = self.requests.probe(index)
         }
         let decision = self.decide(recovery?.checkpoint, partialSize, probe)
-        if case .startOver(let reason) = decision { return try self.startOver(reason) }
+        if case .startOver(let reason) = decision { return try self.startOver(reason, recovery?.checkpoint ?? newest) }
         // A decision to keep the partial was made from its checkpoint.
         guard let recovery else { throw PinFetchError(.generic, "internal: a partial kept without its checkpoint") }
         if decision == .finalize {
@@ -164,10 +164,24 @@ final class MirrorSource: Source {
         )
     }
 
-    /// Downloads from byte 0 for `reason`.
-    private func startOver(_ reason: ResumeDecision.Reason) throws(PinFetchError) {
-        if reason != .noPartial {
-            self.reporter.decide("partial not resumed: \(reason.rawValue); starting from byte 0")
+    /// Downloads from byte 0 for `reason`, and says why a partial left by an earlier run is not
+    /// resumed (unless quiet: bytes downloaded again are worth knowing about).
+    private func startOver(_ reason: ResumeDecision.Reason, _ checkpoint: Checkpoint? = nil) throws(PinFetchError) {
+        if reason == .differentURL, let checkpoint {
+            // The common case is a URL whose query changed (a new signature, a cache buster):
+            // only a pin vouches for bytes of another URL (<doc:Architecture#Mirrors>).
+            self.reporter.report(
+                .restarted(
+                    path: self.destination,
+                    reason: "the partial came from \(Redaction.url(checkpoint.url)), not"
+                        + " \(Redaction.url(self.mirrors.urls[self.mirrors.current].text)); without a pin it is"
+                        + " not resumed from another URL (a --sha256 pin would)"
+                )
+            )
+        } else if reason != .noPartial {
+            self.reporter.report(
+                .restarted(path: self.destination, reason: "the partial is not resumed: \(reason.rawValue)")
+            )
         }
         // A partial of another URL is still sound for that URL: it stays until an answer
         // replaces it, so a URL that never answers costs none of it (Architecture, "Mirrors").
