@@ -55,6 +55,10 @@ public struct FetchProgress: Sendable {
         case waitingForAnswer
         /// The answer's body is arriving.
         case receiving
+        /// An attempt failed and the next waits its delay (``FetchOptions/retryDelay``'s
+        /// back-off, or the server's `Retry-After`, RFC 9110 §10.2.3): reported about once a
+        /// second while it waits, after the ``FetchEvent/retrying(_:)`` that names the delay.
+        case waitingToRetry
     }
 
     /// The destination of the download.

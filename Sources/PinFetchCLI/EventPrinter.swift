@@ -29,6 +29,7 @@ final class EventPrinter: Sendable {
             guard self.warned.withLock({ $0.insert(message).inserted }) else { return }
             self.reporter.message("pinfetch: warning: \(Printable.text(message))\n")
         case .retrying(let retry):
+            self.reporter.retrying(retry.path, in: retry.delaySeconds)
             guard !self.quiet else { return }
             self.reporter.message("pinfetch: \(Printable.text("\(retry.reason); \(Self.describeNext(retry))"))\n")
         case .restarted(let path, let reason):

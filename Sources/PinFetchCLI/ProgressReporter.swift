@@ -38,6 +38,8 @@ final class ProgressReporter: Sendable {
         /// When the last new byte came (the start until one does), and when the phase began.
         var lastByte: Date
         var phaseSince: Date
+        /// When the next attempt starts, after a failed one (``ProgressReporter/retrying(_:in:)``).
+        var retryAt: Date?
 
         init(progress: FetchProgress, started: Date) {
             self.progress = progress
@@ -66,6 +68,7 @@ final class ProgressReporter: Sendable {
                 case .waitingForLock: .waitingForLock(seconds: since)
                 case .connecting: .connecting(seconds: since)
                 case .waitingForAnswer: .waitingForAnswer(seconds: since)
+                case .waitingToRetry: .waitingToRetry(seconds: self.retryAt.map { $0.timeIntervalSince(now) })
                 case .receiving:
                     silent >= ProgressReporter.stallAfter
                         ? .stalled(seconds: silent) : .receiving(rate: self.rate.rate(now: now))
@@ -160,6 +163,11 @@ final class ProgressReporter: Sendable {
         self.state.withLock { $0.files = files }
     }
 
+    /// Notes that `path`'s next attempt starts in `seconds` (its row counts down to it).
+    func retrying(_ path: String, in seconds: Double) {
+        self.state.withLock { $0.downloads[path]?.retryAt = Date().addingTimeInterval(seconds) }
+    }
+
     /// Removes `path`'s bar (its result line follows).
     func finish(_ path: String) {
         self.state.withLock { state in
@@ -226,11 +234,13 @@ final class ProgressReporter: Sendable {
         if text.isEmpty { text = "\r\u{1B}[J" }
         let columns = max(1, (self.terminal?.columns() ?? 80) - 1)
         var rows = state.order.compactMap { state.downloads[$0]?.row(now: now) }
+        Self.distinguish(&rows, columns: columns)
         if state.files > 1, !rows.isEmpty {
             rows.append(
                 ProgressRow(
                     finished: state.finished,
                     of: state.files,
+                    running: rows,
                     bytes: state.receivedBytes,
                     rate: state.batchRate.rate(now: now),
                     elapsed: now.timeIntervalSince(state.started)
@@ -245,6 +255,26 @@ final class ProgressReporter: Sendable {
         text += lines.map { $0 + "\n" }.joined()
         state.drawnWidths = lines.map { TerminalCapabilities.displayWidth($0) }
         return text
+    }
+
+    /// Names drawn together that would look the same once shortened to a row's name column
+    /// (`release-1.2.3-linux.tar.gz`, `release-1.2.4-linux.tar.gz`) lose the start they share
+    /// instead, so the part that tells them apart shows: `…3-linux.tar.gz`.
+    static func distinguish(_ rows: inout [ProgressRow], columns: Int) {
+        guard rows.count > 1 else { return }
+        let width = ProgressRow.Layout.fitting(
+            names: rows.map { TerminalCapabilities.displayWidth($0.name) },
+            columns: columns
+        ).nameWidth
+        let shown = rows.map { Self.shorten($0.name, to: width) }
+        guard Set(shown).count < shown.count else { return }
+        let names = rows.map { Array($0.name) }
+        var shared = 0
+        while names.allSatisfy({ shared < $0.count - 1 && $0[shared] == names[0][shared] }) { shared += 1 }
+        guard shared > 1 else { return }
+        for index in rows.indices {
+            rows[index].name = "…" + String(names[index][shared...])
+        }
     }
 
     /// `name` in at most `columns` columns, its middle replaced by `…` when it is longer.

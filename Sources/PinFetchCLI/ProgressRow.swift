@@ -12,6 +12,8 @@ struct ProgressRow: Equatable {
         case receiving(rate: Double)
         /// No new byte for `seconds` (at least ``ProgressReporter/stallAfter``).
         case stalled(seconds: Double)
+        /// An attempt failed; the next starts in `seconds` (`nil`: the delay is not known).
+        case waitingToRetry(seconds: Double?)
     }
 
     /// The name shown (the destination's last component, printable; for a batch's overall
@@ -41,15 +43,28 @@ struct ProgressRow: Equatable {
         }
     }
 
-    /// A batch's overall row: `finished` of `files` files, `bytes` received, at `rate` bytes
-    /// per second; the ETA from the files' pace so far (the sizes of files not started are not known).
-    init(finished: Int, of files: Int, bytes: Int64, rate: Double, elapsed: Double) {
+    /// A batch's overall row: `finished` of `files` files, with the rows of those running
+    /// (`running`), `bytes` received by the batch at `rate` bytes per second after `elapsed`
+    /// seconds.
+    ///
+    /// A file counts as done in the fraction by the share of its length it has (a finished
+    /// one, or one without a length yet, as 1 or 0), so the bar moves while bytes flow. The ETA
+    /// is the bytes left at the batch's rate when every file left is running with a length;
+    /// otherwise the batch's pace so far (the lengths of files not started are not known).
+    init(finished: Int, of files: Int, running: [ProgressRow], bytes: Int64, rate: Double, elapsed: Double) {
         self.name = "\(finished)/\(files) files"
-        self.fraction = files > 0 ? Double(finished) / Double(files) : nil
+        let done = Double(finished) + running.reduce(0) { $0 + ($1.fraction ?? 0) }
+        let fraction = files > 0 ? min(1, done / Double(files)) : 0
+        self.fraction = files > 0 ? fraction : nil
         self.size = bytes
         self.received = bytes
         self.activity = .receiving(rate: rate)
-        if finished > 0, elapsed > 0 { self.eta = elapsed / Double(finished) * Double(files - finished) }
+        let lengths = running.compactMap { row in row.length.map { max(0, $0 - row.size) } }
+        if finished + running.count == files, lengths.count == running.count, rate > 0 {
+            self.eta = Double(lengths.reduce(0, +)) / rate
+        } else if fraction > 0, elapsed > 0 {
+            self.eta = elapsed / fraction * (1 - fraction)
+        }
     }
 
     /// The words for a state without a rate, longest first (a narrow row takes the first that
@@ -58,7 +73,10 @@ struct ProgressRow: Equatable {
         switch self.activity {
         case .waitingForLock(let seconds):
             let time = ProgressReporter.duration(seconds)
-            return ["waiting for another pinfetch \(time)", "another pinfetch \(time)", "another pinfetch"]
+            return ["waiting for another pinfetch \(time)", "other pinfetch \(time)", "locked \(time)"]
+        case .waitingToRetry(let seconds):
+            guard let seconds, seconds >= 0.5 else { return ["retrying now"] }
+            return ["retrying in \(ProgressReporter.duration(seconds))"]
         case .connecting(let seconds):
             return seconds >= 1 ? ["connecting \(ProgressReporter.duration(seconds))", "connecting"] : ["connecting"]
         case .waitingForAnswer(let seconds):
@@ -173,9 +191,17 @@ struct ProgressRow: Equatable {
             let words = state.first { TerminalCapabilities.displayWidth($0) <= room } ?? state.last ?? ""
             return head + TerminalCapabilities.cut(words, to: room)
         }
-        var line =
-            head + Self.padded(self.fraction.map { "\(Int($0 * 100))%" } ?? "", to: Layout.percentWidth, right: true)
-        if layout.rate { line += Layout.separator + Self.padded(self.rateText, to: Layout.rateWidth, right: true) }
+        var line = head
+        if self.fraction == nil, layout.rate, !layout.done {
+            // No length, and no room for the size column: the bytes so far where the percentage
+            // would be, so a body without a length still shows it moves.
+            let room = Layout.percentWidth + Layout.separator.count + Layout.rateWidth
+            let both = ProgressReporter.size(self.size) + " " + self.rateText
+            line += Self.padded(both.count <= room ? both : ProgressReporter.size(self.size), to: room, right: true)
+        } else {
+            line += Self.padded(self.fraction.map { "\(Int($0 * 100))%" } ?? "", to: Layout.percentWidth, right: true)
+            if layout.rate { line += Layout.separator + Self.padded(self.rateText, to: Layout.rateWidth, right: true) }
+        }
         if layout.eta {
             let eta = self.eta.map { "ETA \(ProgressReporter.duration($0))" } ?? ""
             line += Layout.separator + Self.padded(eta, to: Layout.etaWidth)

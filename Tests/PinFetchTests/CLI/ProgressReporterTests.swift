@@ -109,17 +109,87 @@ struct ProgressReporterTests {
         #expect(Set(lines.map { TerminalDisplayTests.column(of: "]", in: $0) }).count == 1, "\(lines)")
         if rate {
             #expect(lines[0].contains("1.4 MiB/s") && lines[1].contains("stalled 12s"), "\(lines)")
-            #expect(lines[2].contains("another pinfetch") && lines[3].contains("answer"), "\(lines)")
+            #expect(lines[2].contains("pinfetch 4s") && lines[3].contains("answer"), "\(lines)")
             #expect(lines[4].hasSuffix("connecting") && lines[5].contains("<=>"), "\(lines)")
+            // A body without a length shows its bytes even where no size column fits.
+            #expect(lines[5].contains("293.0 KiB"), "\(lines)")
         }
         if size { #expect(lines[0].contains("ETA") && lines[0].contains("1.0 MiB"), "\(lines)") }
     }
 
-    @Test func `a batch's overall row counts files, bytes and the rate, its ETA from the files' pace`() {
-        let row = ProgressRow(finished: 10, of: 40, bytes: 3 << 20, rate: Double(2 << 20), elapsed: 5)
+    /// Files not started have no known length: the fraction counts files, each running one by
+    /// the share it has, so the bar moves while bytes flow; the ETA is the batch's pace.
+    @Test func `a batch's overall row counts files and the running files' shares`() {
+        let running = [Self.row("a.iso", .receiving(rate: 1), done: 4 << 20, of: 8 << 20)]
+        let row = ProgressRow(
+            finished: 10,
+            of: 40,
+            running: running,
+            bytes: 3 << 20,
+            rate: Double(2 << 20),
+            elapsed: 21
+        )
         #expect(row.name == "10/40 files")
-        #expect(row.fraction == 0.25 && row.eta == 15)
+        #expect(row.fraction == 10.5 / 40)
+        #expect(row.eta.map { abs($0 - 59) < 0.001 } == true, "\(String(describing: row.eta))")
         let layout = ProgressRow.Layout.fitting(names: [11], columns: 79)
-        #expect(row.line(layout) == "10/40 files  [#####...............]   25%     2.0 MiB/s  ETA 15s        3.0 MiB")
+        #expect(row.line(layout) == "10/40 files  [#####...............]   26%     2.0 MiB/s  ETA 59s        3.0 MiB")
+        let started = ProgressRow(
+            finished: 0,
+            of: 40,
+            running: running,
+            bytes: 4 << 20,
+            rate: Double(1 << 20),
+            elapsed: 2
+        )
+        #expect(started.fraction == 0.5 / 40)
+    }
+
+    /// Once every file left is running with a length, the ETA is the bytes left at the batch's rate.
+    @Test func `a batch's ETA is the bytes left once every length is known`() {
+        let running = [
+            Self.row("a.iso", .receiving(rate: 1), done: 1 << 20, of: 8 << 20),
+            Self.row("b.iso", .receiving(rate: 1), done: 2 << 20, of: 8 << 20),
+        ]
+        let row = ProgressRow(finished: 2, of: 4, running: running, bytes: 20 << 20, rate: Double(1 << 20), elapsed: 30)
+        #expect(row.fraction == (2 + 0.125 + 0.25) / 4)
+        #expect(row.eta == 13)
+    }
+
+    /// Between attempts the row counts down to the next one instead of showing a stall.
+    @Test func `a row waiting to retry counts down, and a log says so too`() {
+        let sink = Sink()
+        let reporter = ProgressReporter(
+            terminal: TerminalCapabilities(redraws: true, colour: false, columns: { 80 }),
+            write: sink.write
+        )
+        reporter.report(Self.progress("/tmp/a.iso", 8 << 20, of: 16 << 20))
+        reporter.retrying("/tmp/a.iso", in: 30)
+        Thread.sleep(forTimeInterval: 0.15)
+        var waiting = Self.progress("/tmp/a.iso", 8 << 20, of: 16 << 20)
+        waiting.phase = .waitingToRetry
+        reporter.report(waiting)
+        #expect(sink.value.hasSuffix("retrying in 30s\n"), "\(sink.value)")
+        let row = Self.row("a.iso", .waitingToRetry(seconds: 75))
+        #expect(row.logLine == "a.iso: retrying in 1m15s")
+        #expect(Self.row("a.iso", .waitingToRetry(seconds: nil)).logLine == "a.iso: retrying now")
+    }
+
+    /// Names that differ only past what a narrow row shows lose the start they share.
+    @Test func `names alike but for their middle stay apart`() {
+        var rows = [
+            Self.row("release-1.2.3-linux-amd64.tar.gz", .receiving(rate: 1)),
+            Self.row("release-1.2.4-linux-amd64.tar.gz", .receiving(rate: 1)),
+        ]
+        ProgressReporter.distinguish(&rows, columns: 49)
+        let layout = ProgressRow.Layout.fitting(
+            names: rows.map { TerminalCapabilities.displayWidth($0.name) },
+            columns: 49
+        )
+        let lines = rows.map { $0.line(layout) }
+        #expect(lines[0].hasPrefix("…3-") && lines[1].hasPrefix("…4-"), "\(lines)")
+        var apart = [Self.row("a.iso", .receiving(rate: 1)), Self.row("b.iso", .receiving(rate: 1))]
+        ProgressReporter.distinguish(&apart, columns: 49)
+        #expect(apart.map(\.name) == ["a.iso", "b.iso"])
     }
 }

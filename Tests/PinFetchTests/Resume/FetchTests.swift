@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import PinFetch
@@ -249,6 +250,31 @@ struct FetchTests {
                 #expect(Date().timeIntervalSince(started) >= 1)
                 #expect(server.getRequests.count == 2)
                 #expect(contents("\(directory)/out.bin") == Fixtures.a)
+            }
+        }
+    }
+
+    /// The wait before a retry is reported as such, after the retry event that names the delay,
+    /// so a display shows a wait rather than a stall.
+    @Test func `a Retry-After wait is reported as waiting to retry`() async throws {
+        try await withTestHTTPServer(serving: Self.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                server.enqueueFaults(TestFaults(status: 503, retryAfter: "2"))
+                let seen = Mutex<[String]>([])
+                let result = await Fetcher.immediate {
+                    $0.events = { event in
+                        switch event {
+                        case .retrying(let retry): seen.withLock { $0.append("retry \(retry.delaySeconds)") }
+                        case .progress(let progress) where progress.phase == .waitingToRetry:
+                            seen.withLock { $0.append("waiting") }
+                        default: break
+                        }
+                    }
+                }.run(server.url(), to: "\(directory)/out.bin")
+                #expect(result.error == nil, "\(failure(result))")
+                let events = seen.withLock { $0 }
+                #expect(events.first == "retry 2.0" && events.dropFirst().allSatisfy { $0 == "waiting" }, "\(events)")
+                #expect(events.count >= 2, "\(events)")
             }
         }
     }

@@ -130,8 +130,22 @@ extension MirrorSource {
                 } else if self.partial.state.offset > 0 {
                     try self.partial.startOver()  // nothing ties these bytes to the next answer
                 }
-                if next.delay > 0 { self.control.wait(seconds: next.delay) }
+                if next.delay > 0 { self.waitToRetry(seconds: next.delay) }
             }
+        }
+    }
+
+    /// Waits `seconds` before the next attempt, reporting ``FetchProgress/Phase/waitingToRetry``
+    /// each second, so a long `Retry-After` shows as a wait, not as a stall; returns early once
+    /// the run is cancelled.
+    private func waitToRetry(seconds: Double) {
+        let end = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !self.control.isCancelled {
+            self.meter.report(self.partial, phase: .waitingToRetry)
+            let left = end - ContinuousClock.now
+            guard left > .zero else { return }
+            let leftSeconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            self.control.wait(seconds: min(1, leftSeconds))
         }
     }
 
