@@ -31,6 +31,7 @@ public enum CommandLineTool {
     private static func execute(_ arguments: [String], output: Output) async -> Int32 {
         if arguments.first == "gc" { return GarbageCommand.run(Array(arguments.dropFirst()), output: output) }
         if arguments.first == "completion" { return ShellCompletion.run(Array(arguments.dropFirst()), output: output) }
+        if arguments == ["help"] { return await Self.execute(["--help"], output: output) }
         // Signals are taken from here on, so that one coming while an input file is awaited
         // (`-H @FIFO` or `-i FIFO` without a writer) ends the run; later they cancel the
         // planning too (a remote checksum file being fetched into a temporary directory is
@@ -135,13 +136,21 @@ public enum CommandLineTool {
                 let status = Self.exitStatus(of: result, signal: signals.stopSignal)
                 if result.status == .skipped {
                     // Counted in the summary line; its JSON line says why.
+                } else if let error = result.error, error.code == .cancelled, signals.stopRequested {
+                    reporter.message(ResultLines.interrupted(result, columns: output.terminal?.columns()))
                 } else if let error = result.error {
                     reporter.message("pinfetch: \(Printable.text(error.message))\n", isError: true)
                     if ProcessInfo.processInfo.environment["GITHUB_ACTIONS"] == "true" {
                         reporter.message(GitHubAnnotation.error(path: result.path, message: error.message) + "\n")
                     }
                 } else if !parsedArguments.quiet, !parsedArguments.json {
-                    reporter.message(ResultLines.result(result, verbose: parsedArguments.verbose))
+                    reporter.message(
+                        ResultLines.result(
+                            result,
+                            verbose: parsedArguments.verbose,
+                            columns: output.terminal?.columns()
+                        )
+                    )
                 }
                 if parsedArguments.json, status != PinFetchError.Code.usage.exitStatus {  // bad input prints no result
                     printJSON(JSONReport(result: result, exitStatus: status).line())

@@ -4,11 +4,45 @@ import PinFetch
 /// units people read (the whole digest is in `--json` and, with `-v`, here too).
 enum ResultLines {
     /// `pinfetch: NAME  48.0 MiB  sha256:1a2b3c4d…  downloaded`, the whole digest when `verbose`.
-    static func result(_ result: FetchResult, verbose: Bool) -> String {
+    /// On a terminal `columns` wide, a path too long for one row loses its middle (`…`), so the
+    /// line does not wrap; a log (`nil`) keeps the whole path.
+    static func result(_ result: FetchResult, verbose: Bool, columns: Int? = nil) -> String {
         let hex = result.digest ?? ""
         let digest = "\(result.algorithm.rawValue):" + (verbose || hex.count <= 8 ? hex : hex.prefix(8) + "…")
         let size = ProgressReporter.size(result.bytes)
-        return "pinfetch: \(Printable.text(result.path))  \(size)  \(digest)  \(result.status.rawValue)\n"
+        let rest = "  \(size)  \(digest)  \(result.status.rawValue)"
+        let name = Self.fitted(Printable.text(result.path), besides: "pinfetch: " + rest, columns: columns)
+        return "pinfetch: \(name)\(rest)\n"
+    }
+
+    /// The line for a file a stop signal ended: its name (shortened as in ``result(_:verbose:columns:)``)
+    /// and how much of it the partial kept, e.g. `pinfetch: NAME: interrupted at 1.0 MiB of 4.0
+    /// MiB, resumable`, without the length when that does not fit. The URL and the exact bytes
+    /// are in `--json`.
+    static func interrupted(_ result: FetchResult, columns: Int? = nil) -> String {
+        var tails = [": interrupted before its first byte"]
+        if let partial = result.partial, partial.bytes > 0 {
+            let at = ": interrupted at \(ProgressReporter.size(partial.bytes))"
+            tails = [at + ", resumable"]
+            if result.bytes > partial.bytes {
+                tails.insert(at + " of \(ProgressReporter.size(result.bytes)), resumable", at: 0)
+            }
+        }
+        let name = Printable.text(Text.lastPathComponent(result.path))
+        let prefix = "pinfetch: "
+        let tail =
+            tails.first { columns == nil || prefix.count + 12 + $0.count < columns! } ?? tails[tails.count - 1]
+        return prefix + Self.fitted(name, besides: prefix + tail, columns: columns) + tail + "\n"
+    }
+
+    /// `name` so that it and `besides` fit in one column less than `columns`: whole when it
+    /// fits, else its last component, its middle replaced by `…` when that is still too long
+    /// (at least 10 columns of it stay).
+    private static func fitted(_ name: String, besides: String, columns: Int?) -> String {
+        guard let columns else { return name }
+        let room = max(10, columns - 1 - TerminalCapabilities.displayWidth(besides))
+        guard TerminalCapabilities.displayWidth(name) > room else { return name }
+        return ProgressReporter.shorten(Text.lastPathComponent(name), to: room)
     }
 
     /// The batch's last line, or `nil` when there is nothing to say: `-q` and every file ok.

@@ -32,6 +32,11 @@ extension ProcessTests {
                     "\(first.transcript)"
                 )
                 #expect(first.transcript.contains("downloaded: a rerun of the same command continues"))
+                // Each file the signal caught says how far it got, by name, not by URL and byte.
+                for name in ["a", "b"] {
+                    let line = try Regex("pinfetch: \(name): interrupted at [0-9.]+ [KM]iB.*, resumable")
+                    #expect(first.transcript.contains(line), "\(first.transcript)")
+                }
                 let second = try await self.pinfetch(Nginx.unthrottled + arguments, logs: work + "/second")
                 #expect(second.status == 0, "\(second.standardError)")
                 #expect(second.standardError.isEmpty, "-q: nothing on success: \(second.standardError)")
