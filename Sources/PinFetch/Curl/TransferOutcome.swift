@@ -46,6 +46,9 @@ extension TransferOutcome {
                 ? "; the certificate is for another host name: ask for the name it is for"
                 : "; to trust a private certificate authority give --cacert FILE (or set CURL_CA_BUNDLE)"
         }
+        if self.code == Int(CURLE_OPERATION_TIMEDOUT.rawValue), !self.message.contains("--") {
+            outcome.message += Self.timeoutOption(self.message)
+        }
         guard let proxy = transport.proxyShown(for: url) else { return outcome }
         // CURLE_PROXY (97, libcurl 7.73) is not in every header: by number.
         let proxyCodes = [CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT].map { Int($0.rawValue) } + [97]
@@ -57,6 +60,21 @@ extension TransferOutcome {
             }
         }
         return outcome
+    }
+
+    /// The option that sets the limit libcurl's timeout `message` is about: its connect
+    /// phase ("Connection timed out", "Resolving timed out"), its low-speed limit ("Operation
+    /// too slow"), or either when libcurl says no more ("Timeout was reached").
+    private static func timeoutOption(_ message: String) -> String {
+        let lower = message.lowercased()
+        if lower.hasPrefix("out of time") { return "" }  // the whole fetch's time, said where it ran out
+        if lower.contains("connection timed out") || lower.contains("connection timeout")
+            || lower.contains("resolving timed out")
+        {
+            return " (--connect-timeout S sets the limit)"
+        }
+        if lower.contains("too slow") { return " (--stall-timeout S sets the limit)" }
+        return " (--connect-timeout S and --stall-timeout S set the limits)"
     }
 
     /// Whether libcurl's message says the certificate does not name the host asked for

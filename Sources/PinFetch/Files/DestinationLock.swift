@@ -55,7 +55,12 @@ final class DestinationLock {
                 }
                 if let deadline, Date() >= deadline {
                     close(fd)
-                    throw PinFetchError(.destinationLocked, "\(path) is held by another process")
+                    // The option is the command line's; the library's is FetchOptions.lockTimeout.
+                    let waited = (timeout ?? 0) > 0 ? " after \(Text.number(timeout ?? 0)) s" : ""
+                    throw PinFetchError(
+                        .destinationLocked,
+                        "\(path) is held by another process\(waited) (another pinfetch? --lock-timeout S waits longer)"
+                    )
                 }
                 waiting()
                 usleep(50_000)

@@ -25,6 +25,25 @@ struct TransferOutcomeAdviceTests {
         }
     }
 
+    /// libcurl's timeout texts name no option: the one that sets that limit is added.
+    @Test(arguments: [
+        ("Connection timed out after 2001 milliseconds", " (--connect-timeout S sets the limit)"),
+        ("SSL connection timeout", " (--connect-timeout S sets the limit)"),
+        ("Resolving timed out after 5000 milliseconds", " (--connect-timeout S sets the limit)"),
+        (
+            "Operation too slow. Less than 1 bytes/sec transferred the last 30 seconds",
+            " (--stall-timeout S sets the limit)"
+        ),
+        ("Timeout was reached", " (--connect-timeout S and --stall-timeout S set the limits)"),
+        ("out of time", ""),
+        ("no data for 30 s (--stall-timeout)", ""),
+    ])
+    func `a timeout names the option that sets it`(libcurl: String, added: String) {
+        let message = TransferOutcome(code: 28, message: libcurl, category: .network)
+            .pointingToTheFix(TransportSettings(), url: "https://h.test/f").message
+        #expect(message == libcurl + added)
+    }
+
     @Test func `a 407 names the proxy, and says to give credentials or to check those given`() throws {
         let url = "http://h.test/f"
         var options = FetchOptions()

@@ -66,6 +66,12 @@ struct DestinationTests {
                     verifying: pin
                 )
                 #expect(impatient.error?.code == .destinationLocked, "\(failure(impatient))")
+                #expect(
+                    impatient.error?.message.hasSuffix(
+                        "is held by another process after 0.1 s (another pinfetch? --lock-timeout S waits longer)"
+                    ) == true,
+                    "\(failure(impatient))"
+                )
                 let second = await Fetcher.immediate { $0.headers = ["X-Run: second"] }.run(
                     server.url(),
                     to: output,
