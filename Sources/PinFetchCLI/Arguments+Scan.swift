@@ -43,6 +43,9 @@ extension Arguments {
                 }
                 try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
                 given.insert(option.long)
+                if spelling == "-c", let next = rest.first, !next.hasPrefix("-"), !next.contains("://") {
+                    throw .refused(option: spelling, reason: ForeignOption.cookieJar(next))
+                }
                 if Self.isWgetStandardOutput(option, next: rest.first) {
                     rest.removeFirst()
                     try Self.setStandardOutput(&parsed, spelling: spelling)

@@ -85,7 +85,34 @@ enum ForeignOption {
         "--digest": Self.credentials, "--ntlm": Self.credentials, "--negotiate": Self.credentials,
         "--anyauth": Self.credentials,
         "--no-proxy": "give --proxy '' (no proxy) or --noproxy HOSTS",
+        "--wait": "pinfetch waits only before a retry (--retry-delay S); -j N says how many files at once",
+        "--random-wait": "pinfetch waits only before a retry (--retry-delay S, with jitter)",
+        "--show-progress": Self.progress,
+        "--resolve": "pinfetch resolves host names with the system's resolver: for a test, an /etc/hosts line",
+        "--connect-to": "pinfetch resolves host names with the system's resolver: for a test, an /etc/hosts line",
+        "--capath": "give --cacert FILE (a bundle of PEM certificates), or set CURL_CA_BUNDLE",
+        "--ca-directory": "give --cacert FILE (a bundle of PEM certificates), or set CURL_CA_BUNDLE",
+        "--remote-name-all":
+            "a file is named after its URL's last segment already (-O is the default); for several files give -i FILE",
+        "--retry-on-http-error": "pinfetch retries HTTP 408, 429 and 5xx (--retries N); other statuses are final",
+        "--location-trusted": "credentials go only to the origin they were given for: give -u again for the "
+            + "redirect's host, or a netrc entry for it",
+        "--sha512": "give --checksum sha512:HEX (sha384: and sha256: too), or --sha256 HEX",
+        "--sha384": "give --checksum sha384:HEX (sha512: and sha256: too), or --sha256 HEX",
+        "--sha1": "give --checksum sha1:HEX (weak: a warning is printed)",
+        "--md5": "give --checksum md5:HEX (weak: a warning is printed)",
+        "--outdir": "give --output-dir DIR (or -P DIR)", "--dir": "give --output-dir DIR (or -P DIR)",
+        "--convert-links": "not needed: pinfetch does not crawl, so no page's links are rewritten",
     ]
+
+    /// `-k` is curl's `--insecure`, which is refused, and wget's `--convert-links`, not needed.
+    static let shortK = Self.insecure + "; wget's -k (--convert-links) is not needed: pinfetch does not crawl"
+
+    /// curl's `-c FILE` (a cookie jar) read as wget's `-c` (`--continue`) and a URL `FILE`.
+    static func cookieJar(_ file: String) -> String {
+        "-c is wget's --continue here (always done), so '\(file)' would be a URL: curl's -c FILE (a cookie jar) "
+            + "is not kept; give cookies as -H 'Cookie: NAME=VALUE'"
+    }
 
     /// The line's text after `unknown option SPELLING`: a hint for a curl or wget option, or the
     /// nearest of pinfetch's long spellings when it is one or two edits away.

@@ -133,7 +133,10 @@ extension OptionTable {
             short: "-k",
             help: ["refused: certificate verification cannot be turned off (use --cacert)"]
         ) { _, option throws(ArgumentError) in
-            throw .refused(option: option.spelling, reason: ForeignOption.insecure)
+            throw .refused(
+                option: option.spelling,
+                reason: option.spelling == "-k" ? ForeignOption.shortK : ForeignOption.insecure
+            )
         },
     ]
 

@@ -71,9 +71,23 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         let malformed = PinFetchError(.usage, "malformed URL '\(shown)'")
         let hash = text.firstIndex(ofASCII: "#")
         let target = text[..<(hash ?? text.endIndex)]
-        guard let colon = Self.schemeEnd(target) else { throw malformed }
+        guard let colon = Self.schemeEnd(target) else {
+            // `example.com/file`: a host name without its scheme, as a browser's address bar takes it.
+            let host = target.prefix { $0 != "/" && $0 != "?" }
+            if !target.contains("://"), host.contains(".") || host.hasPrefix("localhost"), !host.hasPrefix(".") {
+                throw PinFetchError(.usage, "malformed URL '\(shown)': no scheme (did you mean 'https://\(shown)'?)")
+            }
+            throw malformed
+        }
         let scheme = target[..<colon].lowercased()
         guard scheme == "http" || scheme == "https" else {
+            // `example.com:8080/file`: a host and port, not a scheme.
+            let afterColon = target[target.index(afterASCII: colon)...]
+            if scheme.contains(".") || scheme == "localhost", afterColon.first?.isASCII == true,
+                afterColon.first?.isNumber == true
+            {
+                throw PinFetchError(.usage, "malformed URL '\(shown)': no scheme (did you mean 'https://\(shown)'?)")
+            }
             throw PinFetchError(.usage, "unsupported URL scheme '\(scheme)' (use http or https)")
         }
         let noHost = PinFetchError(.usage, "URL has no host: '\(shown)'")

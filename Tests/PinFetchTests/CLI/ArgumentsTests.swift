@@ -289,7 +289,7 @@ struct CommandLineUsageTests {
         #expect(run.standardOutput == "")
     }
 
-    @Test(arguments: [["--help"], ["-h"], ["-h", "http://h/f"]])
+    @Test(arguments: [["--help"], ["-h"], ["-h", "http://h/f"], ["help"]])
     func `help exits 0 and prints the usage on stdout`(arguments: [String]) async {
         let run = await runCLI(arguments)
         #expect(run.status == 0)

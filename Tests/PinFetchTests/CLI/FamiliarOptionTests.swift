@@ -153,6 +153,27 @@ struct FamiliarOptionTests {
         (["-o", "a", "-O", "-", Self.url], "-O given twice: one command line fetches one file"),
         (["-P", "a", "--output-dir", "b", Self.url], "--output-dir given twice: give one directory"),
         (["-Pa", "-P", "a", Self.url], "-P given twice: give one directory"),
+        (
+            ["-k", Self.url],
+            "-k: certificate verification cannot be turned off; trust the server's CA with --cacert FILE (or CURL_CA_BUNDLE); wget's -k (--convert-links) is not needed"
+        ),
+        // curl's cookie jar, not a URL after wget's -c.
+        (
+            ["-c", "cookies.txt", "-O", Self.url],
+            "-c: -c is wget's --continue here (always done), so 'cookies.txt' would be a URL"
+        ),
+        (["--wait=1", Self.url], "unknown option --wait: pinfetch waits only before a retry (--retry-delay S)"),
+        (["--show-progress", Self.url], "unknown option --show-progress: progress shows by itself on a terminal"),
+        (["--resolve", "h:80:127.0.0.1", Self.url], "unknown option --resolve: pinfetch resolves host names with"),
+        (["--capath", "/etc/ssl/certs", Self.url], "unknown option --capath: give --cacert FILE"),
+        (
+            ["--remote-name-all", Self.url],
+            "unknown option --remote-name-all: a file is named after its URL's last segment"
+        ),
+        (["--retry-on-http-error=503", Self.url], "unknown option --retry-on-http-error: pinfetch retries HTTP 408"),
+        (["--location-trusted", Self.url], "unknown option --location-trusted: credentials go only to the origin"),
+        (["--sha512", "x", Self.url], "unknown option --sha512: give --checksum sha512:HEX"),
+        (["--outdir", "d", Self.url], "unknown option --outdir: give --output-dir DIR (or -P DIR)"),
     ])
     func `a deliberate difference is refused with its reason, another option with a hint`(
         given: [String],
@@ -160,6 +181,17 @@ struct FamiliarOptionTests {
     ) {
         let refusal = Self.refusal(given)
         #expect(refusal?.hasPrefix(message) == true, "\(given): \(refusal ?? "accepted")")
+    }
+
+    /// A host name typed without its scheme, as a browser's address bar takes it.
+    @Test(arguments: ["example.com/file.tar.gz", "localhost:8080/f", "releases.example.org"])
+    func `a URL without its scheme is refused with the https one to give`(url: String) async {
+        let run = await runCLI([url])
+        #expect(run.status == 2)
+        #expect(
+            run.standardError == "pinfetch: malformed URL '\(url)': no scheme (did you mean 'https://\(url)'?)\n",
+            "\(run.standardError)"
+        )
     }
 
     @Test func `URLs of different files are refused before any request, naming both ways`() throws {
