@@ -86,7 +86,7 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         guard digits.count == 64, let bytes = Self.bytes(fromHex: String(digits)) else {
             throw PinFetchError(
                 .usage,
-                "--sha256 takes 64 hex digits (or sha256:HEX), not \(Self.shown(hex)); "
+                "--sha256 takes 64 hex digits (or sha256:HEX), not \(Self.shown(String(digits), digits: 64)); "
                     + "--checksum takes sha384:HEX, sha512:HEX and SRI (sha256-BASE64)"
             )
         }
@@ -95,8 +95,14 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
 
     /// `text` as a message shows a pin that was given: quoted, cut at 80 characters, with its
     /// length when that is what is wrong. A pin is no secret.
-    static func shown(_ text: String) -> String {
+    /// With `digits`, the count a digest of the algorithm has: when `text` has that many, the
+    /// first character that is not a hex digit is named, since the length is not what is wrong.
+    static func shown(_ text: String, digits: Int? = nil) -> String {
         let cut = text.count > 80 ? String(text.prefix(77)) + "..." : text
+        if text.count == digits, let index = text.firstIndex(where: { !$0.isHexDigit }) {
+            let position = text.distance(from: text.startIndex, to: index) + 1
+            return "'\(cut)' (\(text.count) characters, but '\(text[index])' at \(position) is not a hex digit)"
+        }
         return "'\(cut)' (\(text.count) characters)"
     }
 
@@ -150,7 +156,7 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         guard hex.count == expected, let bytes = Self.bytes(fromHex: hex) else {
             throw PinFetchError(
                 .usage,
-                "a \(algorithm.rawValue) checksum is \(expected) hex digits, not \(Self.shown(hex))"
+                "a \(algorithm.rawValue) checksum is \(expected) hex digits, not \(Self.shown(hex, digits: expected))"
             )
         }
         try self.init(algorithm: algorithm, digest: bytes)

@@ -29,7 +29,7 @@ enum JobPlan {
         let keys = try Self.trustedKeys(arguments)  // a bad key file is exit 2 before any request
         var jobs = try await Self.plan(arguments, urls: urls, keys: keys, report: report)
         for index in jobs.indices {
-            jobs[index].pin = try Self.pin(of: jobs[index])
+            jobs[index].pin = try FragmentPin.pin(of: jobs[index])
             jobs[index].hashedMirrors = arguments.hashedMirrors + jobs[index].hashedMirrors
         }
         for job in jobs {
@@ -56,7 +56,7 @@ enum JobPlan {
         guard let source = arguments.checksumFile else { return jobs }
         // A malformed pin in a URL's fragment is bad input before any request (the checksum
         // file's fetch included).
-        for job in jobs { _ = try Self.pin(of: job) }
+        for job in jobs { _ = try FragmentPin.pin(of: job) }
         let bytes: [UInt8]
         do throws(PinFetchError) {
             bytes = try await Self.load(source, arguments, role: "checksum-file", report: report)
@@ -211,65 +211,6 @@ enum JobPlan {
         let verified = try SignatureCheck(keys: keys).verify(checksumFile: bytes, signature: signature)
         if arguments.verbose { report(.note("\(Self.shown(source)) is signed by \(verified.signer)")) }
         return verified.content
-    }
-
-    /// The pin of `job`: its own (a flag, a manifest, a checksum file) and any that its URLs
-    /// carry in their fragment as pip and PyPI's simple index write them (`#sha256=HEX`,
-    /// `#egg=name&sha512=HEX`; the fragment is never sent), which must all agree. A fragment
-    /// parameter is percent-decoded first (`sha256%3DHEX`).
-    /// - Throws: ``PinFetchError/Code/usage`` for a malformed digest in a fragment, a parameter
-    ///   that names a digest in another way (`sha256` without a value, `sha-256=`, `md5=`: a pin
-    ///   the user meant is never ignored), or pins for one file that disagree (other digests, or
-    ///   other algorithms: one file, one pin).
-    static func pin(of job: FetchJob) throws(PinFetchError) -> Pin? {
-        var pin = job.pin
-        for parsed in (try? job.urls.get()) ?? [] {
-            guard let fragment = parsed.fragment else { continue }
-            let url = parsed.given
-            for parameter in fragment.split(separator: "&") {
-                let decoded = Text.percentDecoded(parameter) ?? String(parameter)
-                let parts = decoded.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = parts[0].lowercased()
-                guard ["sha256", "sha384", "sha512"].contains(name), parts.count == 2 else {
-                    if Self.namesDigest(name) {
-                        throw PinFetchError(
-                            .usage,
-                            "\(Redaction.url(url)): the fragment's \(SafeFileName.quoted(String(parts[0]))) is no pin "
-                                + "pinfetch can check; write sha256=HEX, sha384=HEX or sha512=HEX"
-                        )
-                    }
-                    continue
-                }
-                let found: Pin
-                do throws(PinFetchError) {
-                    found = try Pin(parsing: "\(name):\(parts[1])")
-                } catch {
-                    throw PinFetchError(
-                        .usage,
-                        "\(Redaction.url(url)): the fragment's \(name) is not a digest: \(error.message)"
-                    )
-                }
-                if let earlier = pin, earlier != found {
-                    throw PinFetchError(
-                        .usage,
-                        "\(job.destination): two pins disagree: \(earlier) and \(found) (from \(Redaction.url(url)))"
-                    )
-                }
-                pin = found
-            }
-        }
-        return pin
-    }
-
-    /// Whether a fragment parameter's name (lower-cased) names a digest algorithm, as pip's
-    /// (`md5`, `sha1`, `sha224`), RFC 9530's (`sha-256`) or SRI's (`integrity`) do.
-    private static func namesDigest(_ name: String) -> Bool {
-        let bare = name.filter { $0 != "-" && $0 != "_" }
-        if ["md5", "integrity", "checksum", "digest", "hash"].contains(bare) { return true }
-        for family in ["sha", "sha3", "blake2b", "blake2s", "blake3"] where bare.hasPrefix(family) {
-            if bare.dropFirst(family.count).allSatisfy(\.isNumber) { return true }
-        }
-        return false
     }
 
     /// An input file's name as messages show it: a URL without its secrets, a path as given.

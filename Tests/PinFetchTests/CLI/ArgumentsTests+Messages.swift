@@ -67,6 +67,13 @@ extension ArgumentsTests {
             "--sha256 takes 64 hex digits (or sha256:HEX), not '12' (2 characters); --checksum takes sha384:HEX, sha512:HEX and SRI (sha256-BASE64)"
         ),
         MessageCase(
+            [Self.url, "--sha256", "sha256:" + String(repeating: "g", count: 64)],
+            .malformed(
+                "--sha256 takes 64 hex digits (or sha256:HEX), not '\(String(repeating: "g", count: 64))' (64 characters, but 'g' at 1 is not a hex digit); --checksum takes sha384:HEX, sha512:HEX and SRI (sha256-BASE64)"
+            ),
+            "--sha256 takes 64 hex digits (or sha256:HEX), not '\(String(repeating: "g", count: 64))' (64 characters, but 'g' at 1 is not a hex digit); --checksum takes sha384:HEX, sha512:HEX and SRI (sha256-BASE64)"
+        ),
+        MessageCase(
             [Self.url, "--sha256", Self.sha256, "--checksum", "sha256:\(Self.sha256)"],
             .conflict(.secondPin("--checksum", after: "--sha256")),
             "--checksum given after --sha256: give one checksum"

@@ -52,6 +52,49 @@ struct FragmentPinTests {
         }
     }
 
+    /// Older simple indexes (and PyPI before 2016) wrote `#md5=HEX`: taken as `--checksum
+    /// md5:HEX` is, with its warning, and only when no stronger pin is given.
+    @Test func `an md5 fragment pins the file with the weak pin's warning, unless a stronger pin is given`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
+            try await withTemporaryDirectory { directory in
+                let right = await runCLI(
+                    Self.quiet + ["-o", "\(directory)/o", server.url() + "#md5=\(WeakPinFetchTests.md5A)"]
+                )
+                #expect(right.status == 0, "\(right.standardError)")
+                #expect(right.standardError.contains("catches corruption, not tampering"), "\(right.standardError)")
+                let wrong = await runCLI(
+                    Self.quiet + ["-o", "\(directory)/p", server.url() + "#md5=" + String(repeating: "0", count: 32)]
+                )
+                #expect(wrong.status == 9, "\(wrong.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: "\(directory)/p"))
+                let stronger = await runCLI(
+                    Self.quiet + [
+                        "--sha256", Fixtures.sha256A, "-o", "\(directory)/q",
+                        server.url() + "#md5=" + String(repeating: "0", count: 32),
+                    ]
+                )
+                #expect(stronger.status == 0, "\(stronger.standardError)")
+                #expect(stronger.string("sha256") == Fixtures.sha256A)
+                #expect(!stronger.standardError.contains("tampering"), "\(stronger.standardError)")
+            }
+        }
+    }
+
+    /// A refused fragment parameter is named, and the URL shown without its fragment's values
+    /// (which `md5`, a secret's name in a query, would show as `***`).
+    @Test func `a refused fragment names its parameter, not a hidden value`() async {
+        let run = await runCLI(["https://h.test/f.whl#sha224=" + String(repeating: "a", count: 56)])
+        #expect(run.status == 2)
+        #expect(
+            run.standardError
+                == "pinfetch: https://h.test/f.whl#…: the fragment's 'sha224' is no pin pinfetch can check; "
+                + "write sha256=HEX, sha384=HEX or sha512=HEX\n",
+            "\(run.standardError)"
+        )
+    }
+
     @Test func `a manifest line's URL can carry its pin`() async throws {
         try await withTestHTTPServer(serving: AnswerEndToEndTests.resourceA) { server in
             try await withTemporaryDirectory { directory in
