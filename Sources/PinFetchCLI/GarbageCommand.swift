@@ -20,6 +20,15 @@ enum GarbageCommand {
 
         """
 
+    /// `gc`'s options: the spelling, whether its value is a directory, and a line of help (for
+    /// the shell completions).
+    static let options: [(long: String, directory: Bool, help: String)] = [
+        ("--older-than", false, "only what is untouched for DURATION (90s, 30m, 12h, 7d; default 7d)"),
+        ("--cache-dir", true, "the cache whose least recently used entries go"),
+        ("--max-size", false, "evict until the cache takes at most SIZE (K, M, G)"),
+        ("--help", false, "the usage of gc"),
+    ]
+
     /// What the command line asked of `gc`.
     private struct Request {
         var directories: [String] = []
@@ -68,7 +77,7 @@ enum GarbageCommand {
                 break
             }
             let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
-            guard ["--older-than", "--cache-dir", "--max-size"].contains(name) else {
+            guard Self.options.contains(where: { $0.long == name && $0.long != "--help" }) else {
                 if argument.hasPrefix("-"), argument != "-" {
                     throw PinFetchError(.usage, "gc: unknown option \(argument)")
                 }

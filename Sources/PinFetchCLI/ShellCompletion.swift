@@ -51,6 +51,12 @@ enum ShellCompletion {
             options.filter { Self.value(of: $0) == kind }.flatMap(\.spellings).joined(separator: "|")
         }
         let all = options.flatMap(\.spellings).joined(separator: " ")
+        // gc's options taking a value that is not a directory; after --cache-dir, directories come anyway.
+        func gcSpellings(directory: Bool) -> String {
+            GarbageCommand.options.filter { $0.long != "--help" && $0.directory == directory }.map(\.long)
+                .joined(separator: "|")
+        }
+        let gcAll = GarbageCommand.options.map(\.long).joined(separator: " ")
         // Names come one per line (`mapfile`), so a name with a space stays one; `-o filenames`
         // quotes it and marks a directory with a slash.
         return """
@@ -60,6 +66,23 @@ enum ShellCompletion {
                 COMPREPLY=()
                 if [[ $COMP_CWORD -eq 2 && "${COMP_WORDS[1]}" == completion ]]; then
                     mapfile -t COMPREPLY < <(compgen -W "\(Self.shells.joined(separator: " "))" -- "$cur"); return
+                fi
+                if [[ $COMP_CWORD -ge 2 && "${COMP_WORDS[1]}" == gc ]]; then
+                    case "$prev" in
+                        \(gcSpellings(directory: false))) return ;;
+                    esac
+                    compopt -o filenames 2>/dev/null
+                    if [[ "$cur" == -* ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "\(gcAll)" -- "$cur")
+                    else
+                        mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+                    fi
+                    return
+                fi
+                # -H @FILE: the headers of a file.
+                if [[ ( "$prev" == -H || "$prev" == --header ) && "$cur" == @* ]]; then
+                    compopt -o filenames 2>/dev/null
+                    mapfile -t COMPREPLY < <(compgen -f -P @ -- "${cur#@}"); return
                 fi
                 case "$prev" in
                     \(spellings(.file)))
@@ -88,30 +111,55 @@ enum ShellCompletion {
             }
             return result.replacing("'", with: "'\\''")
         }
-        let specs = options.map { option -> String in
+        let specs = options.flatMap { option -> [String] in
             let action =
                 switch Self.value(of: option) {
                 case .none: ""
                 case .file: ":file:_files"
                 case .directory: ":directory:_files -/"
-                case .other: ":value: "
+                case .other: option.long == "--header" ? ":header:_pinfetch_header" : ":value: "
                 }
             let names = option.spellings
             let exclusion = names.count > 1 ? "'(\(names.joined(separator: " ")))'" : ""
-            let spelled = names.count > 1 ? "{\(names.joined(separator: ","))}" : names[0]
-            let equals = option.takesValue && option.short == nil ? "=" : ""
-            return "    \(exclusion)\(spelled)\(equals)'[\(escaped(Self.summary(option)))]\(action)'"
+            let help = escaped(Self.summary(option))
+            // A long option's value in the same word (`--output=FILE`) or the next; a short
+            // one's in the next word or stuck to it (`-oFILE`).
+            return names.map { name in
+                let form = option.takesValue ? (name.hasPrefix("--") ? "=" : "+") : ""
+                return "    \(exclusion)\(name)\(form)'[\(help)]\(action)'"
+            }
+        }
+        let gc = GarbageCommand.options.map { option in
+            let action = option.long == "--help" ? "" : option.directory ? ":directory:_files -/" : ":value: "
+            return "        '\(option.long)\(option.long == "--help" ? "" : "=")[\(escaped(option.help))]\(action)'"
         }
         return """
             #compdef pinfetch
             # zsh completion for pinfetch (made by `pinfetch completion zsh`)
+            _pinfetch_header() {
+                if compset -P '@'; then _files; else _message 'Name: value, or @FILE'; fi
+            }
+            _pinfetch_url() {
+                if [[ $PREFIX == *://* ]]; then _urls; else compadd -S '' -- http:// https://; fi
+            }
             if [[ $words[2] == completion ]]; then
                 (( CURRENT == 3 )) && compadd \(Self.shells.joined(separator: " "))
                 return
             fi
+            if [[ $words[2] == gc ]] && (( CURRENT > 2 )); then
+                shift words; (( CURRENT-- ))
+                _arguments \\
+            \(gc.joined(separator: " \\\n")) \\
+                    '*:directory:_files -/'
+                return
+            fi
+            if (( CURRENT == 2 )) && [[ $PREFIX != -* ]]; then
+                _alternative 'commands:command:(gc completion help)' 'urls:URL:_pinfetch_url'
+                return
+            fi
             _arguments -s \\
             \(specs.joined(separator: " \\\n")) \\
-                '*:URL:_urls'
+                '*:URL:_pinfetch_url'
 
             """
     }
@@ -119,13 +167,23 @@ enum ShellCompletion {
     private static func fish(_ options: [OptionSpec]) -> String {
         func quoted(_ text: String) -> String { "'" + text.replacing("'", with: "\\'") + "'" }
         var lines = ["# fish completion for pinfetch (made by `pinfetch completion fish`)"]
-        lines.append("complete -c pinfetch -n __fish_use_subcommand -a 'gc completion'")
+        lines.append("complete -c pinfetch -n __fish_use_subcommand -a 'gc completion help'")
+        // -H @FILE: the files, each after its @.
+        lines.append(
+            "function __fish_pinfetch_header; set -l token (commandline -ct); string match -q -- '@*' $token; "
+                + "or return; __fish_complete_path (string sub -s 2 -- $token) | string replace -r '^' '@'; end"
+        )
+        for option in GarbageCommand.options {
+            var line = "complete -c pinfetch -n '__fish_seen_subcommand_from gc' -l \(option.long.dropFirst(2))"
+            if option.long != "--help" { line += option.directory ? " -r -a '(__fish_complete_directories)'" : " -x" }
+            lines.append(line + " -d " + quoted(option.help))
+        }
         lines.append(
             "complete -c pinfetch -n '__fish_seen_subcommand_from completion' -f -a '"
                 + Self.shells.joined(separator: " ") + "'"
         )
         for option in options {
-            var line = "complete -c pinfetch"
+            var line = "complete -c pinfetch -n 'not __fish_seen_subcommand_from gc'"
             if let short = option.short {
                 // One letter is -s; wget's -nc is an old-style option (-o).
                 line += short.count == 2 ? " -s \(short.dropFirst())" : " -o \(short.dropFirst())"
@@ -135,7 +193,7 @@ enum ShellCompletion {
             case .none: break
             case .file: line += " -r -F"
             case .directory: line += " -r -a '(__fish_complete_directories)'"
-            case .other: line += " -x"
+            case .other: line += option.long == "--header" ? " -x -a '(__fish_pinfetch_header)'" : " -x"
             }
             lines.append(line + " -d " + quoted(Self.summary(option)))
         }

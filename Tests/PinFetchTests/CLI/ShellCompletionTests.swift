@@ -65,6 +65,10 @@ struct ShellCompletionTests {
             // An option that is always refused is not offered.
             #expect(try await complete(["pinfetch", "--ins"]) == [])
             #expect(try await complete(["pinfetch", "-k"]) == [])
+            // gc's own options; -H @FILE's files.
+            #expect(try await complete(["pinfetch", "gc", "--ol"]) == ["--older-than"])
+            #expect(try await complete(["pinfetch", "gc", "--sha"]) == [])
+            #expect(try await complete(["pinfetch", "-H", "@man"]) == ["@manifest.txt"])
         }
     }
 
@@ -78,6 +82,16 @@ struct ShellCompletionTests {
             let shells = try await Self.run("fish", ["-c", "source '\(path)'; complete -C 'pinfetch completion '"])
             let names = Set(shells.output.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) })
             #expect(names.isSuperset(of: ["bash", "zsh", "fish"]), "\(names)")
+            // gc's options, not the download's, after gc; -H @FILE's files.
+            let gc = try await Self.run("fish", ["-c", "source '\(path)'; complete -C 'pinfetch gc --'"])
+            let gcOffered = Set(gc.output.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) })
+            #expect(gcOffered == Set(GarbageCommand.options.map(\.long)), "\(gcOffered)")
+            try Data().write(to: URL(fileURLWithPath: "\(directory)/headers.txt"))
+            let header = try await Self.run(
+                "fish",
+                ["-c", "source '\(path)'; cd '\(directory)'; complete -C 'pinfetch -H @hea'"]
+            )
+            #expect(header.output.hasPrefix("@headers.txt"), "\(header.output)")
         }
     }
 
@@ -86,11 +100,56 @@ struct ShellCompletionTests {
         #expect(!script.contains("--insecure"))
         #expect(script.contains("compadd bash zsh fish"))
         for option in OptionTable.all where !OptionTable.alwaysRefused.contains(option.long) {
-            let names = option.spellings
-            let spec =
-                names.count > 1
-                ? "{\(names.joined(separator: ","))}'[" : option.long + (option.takesValue ? "='[" : "'[")
-            #expect(script.contains(spec), "\(spec)")
+            for name in option.spellings {
+                let form = option.takesValue ? (name.hasPrefix("--") ? "=" : "+") : ""
+                #expect(script.contains(name + form + "'["), "\(name)")
+            }
+        }
+    }
+
+    /// zsh asked as a user's Tab asks it, in a terminal (tmux): the subcommands, a long
+    /// option's value after `=`, `-H @FILE`, a URL's scheme (only http and https), gc's options.
+    @Test func `zsh completes subcommands, values after =, header files, URL schemes and gc's options`()
+        async throws
+    {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") else {
+            Issue.record("zsh is not installed (Debian: zsh)")
+            return
+        }
+        try await withTemporaryDirectory { directory in
+            let functions = "\(directory)/functions"
+            try FileManager.default.createDirectory(atPath: functions, withIntermediateDirectories: false)
+            try await runCLI(["completion", "zsh"]).standardOutput
+                .write(toFile: "\(functions)/_pinfetch", atomically: true, encoding: .utf8)
+            for name in ["manifest.txt", "headers.txt"] {
+                try Data().write(to: URL(fileURLWithPath: "\(directory)/\(name)"))
+            }
+            let setup = "fpath=(\(functions) $fpath); autoload -U compinit; compinit -u -D; PS1='> '; cd \(directory)"
+            let tmux = TerminalDisplayTests.Tmux(logs: "\(directory)/tmux")
+            try await tmux.run(["new-session", "-d", "-x", "120", "-y", "20", "-s", "t", "zsh -f -i"])
+            defer { Task { await tmux.kill() } }
+            try await tmux.run(["send-keys", "-t", "t", setup, "Enter"])
+            // The prompt set last: compinit is done (tmux drops a row's trailing blanks).
+            _ = try await TerminalDisplayTests.waitFor("the prompt", tmux) { $0.last == ">" }
+            /// Types `line`, then Tab, and returns the screen's last prompt line once it shows `expected`.
+            func complete(_ line: String, expecting expected: String) async throws -> Bool {
+                try await tmux.run(["send-keys", "-t", "t", "C-u", line, "Tab"])
+                let rows = try await TerminalDisplayTests.waitFor(expected, tmux) { rows in
+                    rows.contains { $0.contains(expected) }
+                }
+                return rows.contains { $0.contains(expected) }
+            }
+            #expect(try await complete("pinfetch co", expecting: "> pinfetch completion"))
+            #expect(try await complete("pinfetch --output=ma", expecting: "> pinfetch --output=manifest.txt"))
+            #expect(try await complete("pinfetch -H @hea", expecting: "> pinfetch -H @headers.txt"))
+            #expect(try await complete("pinfetch gc --ol", expecting: "> pinfetch gc --older-than="))
+            // Only the schemes pinfetch fetches are offered.
+            #expect(try await complete("pinfetch https:", expecting: "> pinfetch https://"))
+            try await tmux.run(["send-keys", "-t", "t", "C-u", "pinfetch -q ", "Tab", "Tab"])
+            let offered = try await TerminalDisplayTests.waitFor("the schemes", tmux) { rows in
+                rows.contains { $0.contains("https://") }
+            }
+            #expect(!offered.contains { $0.contains("ftp://") || $0.contains("gopher") }, "\(offered)")
         }
     }
 
