@@ -104,6 +104,10 @@ final class EasyHandle: @unchecked Sendable {
             // resolve), and every retry then failed with exit 1.
             _ = ccurl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 512 * 1024)
             set(ccurl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headerList))
+            if let signing = request.signing {
+                set(ccurl_easy_setopt_pointer(raw, CURLOPT_AWS_SIGV4, signing.provider))
+                set(ccurl_easy_setopt_pointer(raw, CURLOPT_USERPWD, signing.user))
+            }
             if request.method == .head { set(ccurl_easy_setopt_long(raw, CURLOPT_NOBODY, 1)) }
             if request.method == .put, let upload = request.upload {
                 set(ccurl_easy_setopt_long(raw, CURLOPT_UPLOAD, 1))

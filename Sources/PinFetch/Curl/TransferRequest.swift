@@ -39,6 +39,10 @@ struct TransferRequest {
     var ownConnection: Bool = false
     /// The body of a `put`: a file read from its start (``UploadSource``).
     var upload: UploadSource?
+    /// Sign with AWS Signature Version 4 (libcurl's `CURLOPT_AWS_SIGV4`): `provider` is
+    /// libcurl's `aws:amz:REGION:SERVICE`, `user` is `KEY:SECRET`. The caller adds the
+    /// `x-amz-content-sha256` field libcurl signs but does not add itself (7.88).
+    var signing: (provider: String, user: String)?
 }
 
 /// The bytes a `PUT` sends (a remote cache upload): a verified file, read with

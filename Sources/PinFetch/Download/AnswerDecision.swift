@@ -23,6 +23,10 @@ struct AnswerContext: Hashable, Sendable {
     /// The validator an `If-None-Match` or `If-Modified-Since` of the request named
     /// (``ConditionalRefresh``), or `nil` for a request without a condition.
     var condition: Validator?
+    /// `true` for an `s3://` object: an error's body says which (S3's `<Error><Code>`).
+    var objectStore = false
+    /// `true` when the request carried `If-Match` with ``validator`` (an object store's resume).
+    var ifMatch = false
 }
 
 /// What to do with one answer to a GET (<doc:ResumeAndCheckpoints#Answers-to-a-GET>), decided from
@@ -83,6 +87,9 @@ enum AnswerDecision: Hashable, Sendable {
                 return .fail(.protocolViolation, "HTTP 304 (Not Modified) to a GET without a condition")
             }
             return .restart("HTTP 304 (Not Modified) to a ranged GET, which asked no condition it answers")
+        case 412 where context.ifMatch:
+            // If-Match failed (RFC 9110 §13.1.1): the object was replaced since the partial.
+            return .restart("HTTP 412: the object changed since the partial was saved")
         case 401:
             return .fail(.authentication, "HTTP 401 (authentication required)")
         case 407:

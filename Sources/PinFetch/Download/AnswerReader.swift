@@ -18,6 +18,23 @@ final class AnswerReader: TransferDelegate {
     private let control: TransferControl
     /// The decision about the final head, once it came.
     private(set) var decision: AnswerDecision?
+    /// The start of an object store's error body (at most ``S3ErrorBody/limit`` bytes), read
+    /// when its head was an error, so the failure can say which (``finalDecision``).
+    private var errorBody: [UInt8]?
+
+    /// ``decision``, with what an object store's error body said about a failure (S3's code and
+    /// message; a `403` is an authentication failure).
+    var finalDecision: AnswerDecision? {
+        guard let decision, let body = self.errorBody, let status = self.head?.status else { return decision }
+        if let error = S3ErrorBody(body) { return error.applied(to: decision, status: status) }
+        guard status == 403, case .fail(_, let message) = decision else { return decision }
+        // A 403 without S3's error body: a store that says nothing more (an unsigned request).
+        let unsigned = (try? S3CredentialChain.process.current()) == nil
+        return .fail(
+            .authentication,
+            message + (unsigned ? ", and the request was unsigned: no AWS credentials were found" : "")
+        )
+    }
     /// Where redirects led the answer (``PartialState/location``), once it came.
     private(set) var location: String?
     /// A local failure (disk) that must end the run, not be retried.
@@ -114,7 +131,10 @@ final class AnswerReader: TransferDelegate {
         case .replaceExpecting(let length):
             self.pendingReplacement = (head, length, true)
             self.end = length
-        case .finalize, .unchanged, .restart, .retry, .fail:
+        case .retry, .fail:
+            guard self.context.objectStore, head.status >= 400 else { return false }
+            self.errorBody = []  // read to its end or the limit: it says what went wrong
+        case .finalize, .unchanged, .restart:
             return false
         }
         return true
@@ -200,6 +220,10 @@ final class AnswerReader: TransferDelegate {
     }
 
     override func receive(body: UnsafeRawBufferPointer) -> Bool {
+        if self.errorBody != nil {
+            self.errorBody! += body.prefix(S3ErrorBody.limit - self.errorBody!.count)
+            return self.errorBody!.count < S3ErrorBody.limit
+        }
         do throws(PinFetchError) {
             try self.beginReplacement()
         } catch {

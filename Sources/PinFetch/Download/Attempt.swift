@@ -32,7 +32,8 @@ struct Attempt {
             pinned: self.partial.pinned,
             restartPending: self.partial.restartPending,
             expected: self.expected,
-            refresh: self.refresh
+            refresh: self.refresh,
+            objectStore: requester.mirrors[self.mirror].s3 != nil
         )
         let planned: [String]
         let context: AnswerContext
@@ -115,7 +116,7 @@ struct Attempt {
         _ requestedOffset: Int64
     ) -> AttemptVerdict.Observation {
         AttemptVerdict.Observation(
-            decision: reader.decision,
+            decision: reader.finalDecision,
             ending: ending,
             context: reader.context,
             requestedOffset: requestedOffset,

@@ -27,6 +27,10 @@ enum AttemptPlan: Equatable {
     ///   - expected: What a restart expects again (``Expectation``), if anything.
     ///   - refresh: An unpinned destination's recorded validator, sent as a condition to the
     ///     mirror it came from on a request from byte 0 (``ConditionalRefresh``).
+    ///   - objectStore: The mirror is an `s3://` object. S3 ignores `If-Range` and sends the
+    ///     range of whatever object holds the key now, so a resume also sends `If-Match` with
+    ///     the validator: a replaced object answers `412` (RFC 9110 §13.1.1), and the download
+    ///     starts over.
     static func make(
         _ state: PartialState,
         mirror: String,
@@ -34,11 +38,13 @@ enum AttemptPlan: Equatable {
         pinned: Bool,
         restartPending: Bool,
         expected: Expectation?,
-        refresh: ConditionalRefresh? = nil
+        refresh: ConditionalRefresh? = nil,
+        objectStore: Bool = false
     ) -> AttemptPlan {
         let identity = "Accept-Encoding: identity"
         let offset = state.offset
         var context = AnswerContext(pinned: pinned)
+        context.objectStore = objectStore
         // Without a pin, a partial belongs to the mirror that served it: another mirror is asked
         // from byte 0, and its answer replaces the partial.
         let foreign = offset > 0 && !pinned && state.source.map { $0 != mirror } ?? false
@@ -74,8 +80,10 @@ enum AttemptPlan: Equatable {
             context.totalLength = state.totalLength
             context.validatorConfirmed = state.validatorConfirmed
             if state.pieced, !pinned, state.serverDigest == nil { context.uncheckedPieces = state.algorithm }
+            context.ifMatch = objectStore
             return .ask(
-                headers: [identity, "Range: bytes=\(offset)-", "If-Range: \(ifRange)"],
+                headers: [identity, "Range: bytes=\(offset)-", "If-Range: \(ifRange)"]
+                    + (objectStore ? ["If-Match: \(ifRange)"] : []),
                 context: context,
                 note: "resuming at byte \(offset) with If-Range \(ifRange)"
             )

@@ -35,6 +35,18 @@ struct Requester: Sendable {
     /// Whether the run was cancelled or the file's time ran out: what stops a long step.
     var shouldStop: Bool { self.control.isCancelled || self.deadline.isPast }
 
+    /// Signs `request` for `object` with the run's S3 credentials (``S3CredentialChain``), if
+    /// any: SigV4 by libcurl, with an unsigned payload (a GET has none), the session token of
+    /// temporary credentials, and no netrc entry (its Basic credentials would replace the signature).
+    /// - Throws: ``PinFetchError/Code/authentication`` when the credentials cannot be had.
+    static func sign(_ request: inout TransferRequest, for object: S3Location) throws(PinFetchError) {
+        guard let credentials = try S3CredentialChain.process.current() else { return }
+        request.signing = ("aws:amz:\(object.region):s3", "\(credentials.accessKeyID):\(credentials.secretAccessKey)")
+        request.netrc = false
+        request.headers.append("x-amz-content-sha256: UNSIGNED-PAYLOAD")
+        if let token = credentials.sessionToken { request.headers.append("x-amz-security-token: \(token)") }
+    }
+
     /// Performs one request to mirror `mirror` on `easy`, following redirects itself (at most
     /// ``FetchOptions/maximumRedirects``), so each attempt re-resolves an expired signed target.
     ///
@@ -91,6 +103,7 @@ struct Requester: Sendable {
             request.ownConnection = ownConnection
             // HEAD is advisory: a server that never answers it must not hold the GET.
             if method == .head { request.answerTimeout = Self.headAnswerTimeout }
+            if onOrigin, let object = current.s3 { try Self.sign(&request, for: object) }
             if self.reporter.isListening {
                 self.reporter.report(
                     .request(

@@ -34,6 +34,9 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// libidn2 reads the name in the process's `LC_CTYPE`: it must be a UTF-8 one (the
     /// `pinfetch` command sets `C.UTF-8`).
     package let wireText: String
+    /// The object this URL reaches when it was given as `s3://BUCKET/KEY` (its requests are
+    /// signed, ``S3CredentialChain``); `nil` for an `http`/`https` URL.
+    package var s3: S3Location? = nil
 
     package var description: String { self.text }
 
@@ -54,6 +57,10 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     ///   beginning with a combining mark or a format character, a port outside 1...65535, or a
     ///   result Foundation cannot parse ("malformed URL").
     package init(_ text: String) throws(PinFetchError) {
+        if S3Location.names(text) {
+            self = try Self.objectStore(text, S3Configuration.process)
+            return
+        }
         // What messages show: secrets as `***`, control characters escaped, at most 200 characters.
         let shown = String(
             Redaction.malformedURL(String(text.unicodeScalars.prefix(4096))).unicodeScalars.map(Self.escaped)
@@ -198,7 +205,8 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The URL as messages, logs and `--json` show it: its secrets replaced by `***`
     /// (``Redaction/url(_:)``, <doc:CommandLine#Files>: secrets are never shown nor written to a
     /// sidecar), an internationalized host as typed (``wireText``'s UTF-8, not its `%XX`).
-    package var redacted: String { Redaction.url(self.wireText) }
+    /// An `s3://` URL is shown as given (``S3Location/text``): its signature is no part of it.
+    package var redacted: String { self.s3?.text ?? Redaction.url(self.wireText) }
 
     /// The segments of the path, each percent-decoded (kept as written where that fails):
     /// `https://h/a/my%20file?q` gives `["a", "my file"]`; `[]` for an empty path.

@@ -172,7 +172,9 @@ package enum Redaction {
     }
 
     /// Header fields whose values are credentials (lower case).
-    static let secretHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    static let secretHeaderNames: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-amz-security-token",
+    ]
 
     /// Query parameter names whose values are credentials, as ``isSecretName(_:)`` compares
     /// them: AWS S3 and Google Cloud Storage signed URLs (`X-Amz-Credential`), Azure SAS

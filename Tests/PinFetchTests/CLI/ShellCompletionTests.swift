@@ -6,19 +6,15 @@ import Testing
 /// `pinfetch completion bash|zsh|fish`: each script is valid in its shell and completes the
 /// options of the table, asked as a user's Tab would ask it.
 struct ShellCompletionTests {
-    /// Runs `/usr/bin/SHELL` with `arguments`; its standard output, and its exit status.
+    /// Runs `/usr/bin/SHELL` with `arguments`; its standard output, and its exit status. Its
+    /// output goes to a file (``ChildProcess``), never a pipe: a tmux server another test starts
+    /// meanwhile could inherit a pipe's end and hold it open.
     static func run(_ shell: String, _ arguments: [String]) async throws -> (output: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(shell)")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+        let logs = FileManager.default.temporaryDirectory.appending(path: "pinfetch-shell-\(UUID().uuidString)").path
+        defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: logs + suffix) } }
+        let child = try await ChildProcess.run("/usr/bin/\(shell)", arguments, logs: logs, timeout: .seconds(60))
+        guard case .exited(let status) = child.termination else { return (child.standardOutput, -1) }
+        return (child.standardOutput, status)
     }
 
     /// The script for `shell`, written to a file in `directory`.
@@ -127,7 +123,6 @@ struct ShellCompletionTests {
             let setup = "fpath=(\(functions) $fpath); autoload -U compinit; compinit -u -D; PS1='> '; cd \(directory)"
             let tmux = TerminalDisplayTests.Tmux(logs: "\(directory)/tmux")
             try await tmux.run(["new-session", "-d", "-x", "120", "-y", "20", "-s", "t", "zsh -f -i"])
-            defer { Task { await tmux.kill() } }
             try await tmux.run(["send-keys", "-t", "t", setup, "Enter"])
             // The prompt set last: compinit is done (tmux drops a row's trailing blanks).
             _ = try await TerminalDisplayTests.waitFor("the prompt", tmux) { $0.last == ">" }
@@ -150,6 +145,7 @@ struct ShellCompletionTests {
                 rows.contains { $0.contains("https://") }
             }
             #expect(!offered.contains { $0.contains("ftp://") || $0.contains("gopher") }, "\(offered)")
+            await tmux.kill()
         }
     }
 

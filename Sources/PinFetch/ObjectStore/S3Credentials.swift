@@ -1,0 +1,173 @@
+import FoundationEssentials
+import Synchronization
+
+/// The keys `s3://` requests are signed with (SigV4, by libcurl), and where they came from.
+/// Never printed and never written to a sidecar; messages name ``source`` and at most the
+/// access key's id.
+package struct S3Credentials: Sendable, Equatable {
+    package var accessKeyID: String
+    package var secretAccessKey: String
+    package var sessionToken: String?
+    /// When temporary credentials stop working; `nil` for keys that do not expire.
+    var expiration: Date?
+    /// Where they came from, for messages: `the environment`, `profile ci in ~/.aws/credentials`.
+    package var source: String
+
+    init(accessKeyID: String, secretAccessKey: String, sessionToken: String?, expiration: Date? = nil, source: String) {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+        self.expiration = expiration
+        self.source = source
+    }
+}
+
+/// Finds the credentials for `s3://` requests in the AWS CLI's order, once per run and again
+/// when temporary ones are about to expire (AWS SDKs and Tools Reference Guide, "Credential
+/// provider chain"):
+/// 1. `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`);
+/// 2. the profile's keys in the credentials file (`aws_access_key_id`, …);
+/// 3. the profile's `credential_process` in the config file: run without a shell, its JSON
+///    (`Version` 1, `AccessKeyId`, `SecretAccessKey`, `SessionToken`, `Expiration`) read;
+/// 4. the profile's keys in the config file;
+/// 5. none: requests go unsigned (a public bucket).
+package final class S3CredentialChain: Sendable {
+    private let environment: [String: String]
+    private let configuration: S3Configuration
+    private let cached = Mutex<S3Credentials??>(nil)
+
+    /// Seconds a `credential_process` may run.
+    static let processTimeout = 60.0
+
+    /// The chain of this process's environment and ``S3Configuration/process``.
+    package static let process = S3CredentialChain(
+        environment: ProcessInfo.processInfo.environment,
+        configuration: .process
+    )
+
+    package init(environment: [String: String], configuration: S3Configuration) {
+        self.environment = environment
+        self.configuration = configuration
+    }
+
+    /// The credentials to sign with now, or `nil` for unsigned requests.
+    /// - Throws: ``PinFetchError/Code/authentication`` (exit 6) for half a key pair in the
+    ///   environment, a profile named by `AWS_PROFILE` that neither file has, or a
+    ///   `credential_process` that fails, hangs past ``processTimeout`` seconds or answers
+    ///   something else than its JSON.
+    package func current() throws(PinFetchError) -> S3Credentials? {
+        try self.cached.withLock { (cached: inout S3Credentials??) throws(PinFetchError) -> S3Credentials? in
+            if let known = cached, known?.expiration.map({ $0.timeIntervalSinceNow > 60 }) ?? true { return known }
+            let found = try self.find()
+            cached = .some(found)
+            return found
+        }
+    }
+
+    private func find() throws(PinFetchError) -> S3Credentials? {
+        func value(_ name: String) -> String? { self.environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        switch (value("AWS_ACCESS_KEY_ID"), value("AWS_SECRET_ACCESS_KEY")) {
+        case (let id?, let secret?):
+            return S3Credentials(
+                accessKeyID: id,
+                secretAccessKey: secret,
+                sessionToken: value("AWS_SESSION_TOKEN"),
+                source: "the environment"
+            )
+        case (nil, nil): break
+        default:
+            throw PinFetchError(
+                .authentication,
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together: the environment has only one"
+            )
+        }
+        let profile = self.configuration.profile
+        let credentialsFile = AWSConfigFile(path: self.configuration.credentialsFile).credentials(profile)
+        let config = AWSConfigFile(path: self.configuration.configFile).profile(profile)
+        if let keys = Self.keys(credentialsFile, source: "profile \(profile) in \(self.configuration.credentialsFile)")
+        {
+            return keys
+        }
+        if let command = config["credential_process"] {
+            return try self.run(command, profile: profile)
+        }
+        if let keys = Self.keys(config, source: "profile \(profile) in \(self.configuration.configFile)") {
+            return keys
+        }
+        let named = value("AWS_PROFILE") ?? value("AWS_DEFAULT_PROFILE")
+        if named != nil, credentialsFile.isEmpty, config.isEmpty {
+            throw PinFetchError(
+                .authentication,
+                "AWS profile '\(profile)' is in neither \(self.configuration.configFile) nor "
+                    + "\(self.configuration.credentialsFile)"
+            )
+        }
+        return nil
+    }
+
+    private static func keys(_ settings: [String: String], source: String) -> S3Credentials? {
+        guard let id = settings["aws_access_key_id"], let secret = settings["aws_secret_access_key"] else {
+            return nil
+        }
+        return S3Credentials(
+            accessKeyID: id,
+            secretAccessKey: secret,
+            sessionToken: settings["aws_session_token"],
+            source: source
+        )
+    }
+
+    /// The JSON a `credential_process` prints (AWS CLI, "Sourcing credentials with an external process").
+    private struct ProcessAnswer: Decodable {
+        var Version: Int
+        var AccessKeyId: String
+        var SecretAccessKey: String
+        var SessionToken: String?
+        var Expiration: String?
+    }
+
+    private func run(_ command: String, profile: String) throws(PinFetchError) -> S3Credentials {
+        let name = "credential_process of profile \(profile)"
+        guard let words = ChildCommand.words(command), !words.isEmpty else {
+            throw PinFetchError(.authentication, "\(name): an unterminated quote in \(self.configuration.configFile)")
+        }
+        let ended: ChildCommand.Ended
+        do throws(PinFetchError) {
+            ended = try ChildCommand.run(words, timeout: Self.processTimeout)
+        } catch {
+            throw PinFetchError(.authentication, "\(name): \(error.message)")
+        }
+        if ended.timedOut {
+            throw PinFetchError(.authentication, "\(name) gave no answer within \(Text.number(Self.processTimeout)) s")
+        }
+        guard ended.status == 0 else {
+            let why = ended.firstErrorLine.isEmpty ? "" : ": \(Redaction.text(ended.firstErrorLine))"
+            throw PinFetchError(
+                .authentication,
+                "\(name) failed (\(ended.status.map { "exit \($0)" } ?? "killed by a signal"))\(why)"
+            )
+        }
+        guard let answer = try? JSONDecoder().decode(ProcessAnswer.self, from: Data(ended.output)),
+            answer.Version == 1, !answer.AccessKeyId.isEmpty, !answer.SecretAccessKey.isEmpty
+        else {
+            throw PinFetchError(
+                .authentication,
+                "\(name) printed no credentials (JSON with Version 1, AccessKeyId and SecretAccessKey)"
+            )
+        }
+        var expiration: Date?
+        if let text = answer.Expiration {
+            guard let date = try? Date(text, strategy: .iso8601) else {
+                throw PinFetchError(.authentication, "\(name): Expiration is not an ISO 8601 time")
+            }
+            expiration = date
+        }
+        return S3Credentials(
+            accessKeyID: answer.AccessKeyId,
+            secretAccessKey: answer.SecretAccessKey,
+            sessionToken: answer.SessionToken,
+            expiration: expiration,
+            source: name
+        )
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+/// `s3://BUCKET/KEY` against a real S3 API with access control on (moto): signed by libcurl
+/// with the keys found as the AWS CLI finds them, verified, resumed, and refused with S3's own
+/// reason and the documented exit status.
+@Suite(.serialized) struct S3FetchTests {
+    static let body = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+    /// A key with a space, a plus and a non-ASCII letter: each percent-encoded once in the path.
+    static let key = "releases/v1/tool +x ü.tar.gz"
+    static let encodedKey = "releases/v1/tool%20%2Bx%20%C3%BC.tar.gz"
+
+    /// Runs pinfetch with `arguments` and `environment` to its end, its output under `work`.
+    static func pinfetch(
+        _ arguments: [String],
+        _ environment: [String: String],
+        in work: String
+    ) async throws
+        -> ChildProcess
+    {
+        let child = try ChildProcess(
+            try EndToEndTests.pinfetchExecutable(),
+            ["--no-cache", "--retry-delay", "0", "--retries", "1", "--json"] + arguments,
+            logs: "\(work)/pinfetch-\(UUID().uuidString.prefix(8))",
+            environment: environment
+        )
+        try await child.wait(timeout: .seconds(60))
+        return child
+    }
+
+    static func status(_ child: ChildProcess) -> Int32? {
+        if case .exited(let code) = child.termination { return code }
+        return nil
+    }
+
+    /// A bucket holding ``body`` as ``key``, and a home directory of the test's own.
+    static func withObject(_ body: (Moto, String) async throws -> Void) async throws {
+        try await withMoto { moto in
+            try await moto.makeBucket("artifacts")
+            try await moto.put(Self.body, bucket: "artifacts", key: Self.encodedKey)
+            try await withTemporaryDirectory { work in try await body(moto, work) }
+        }
+    }
+
+    @Test func `an object is fetched signed with the environment's keys and verified`() async throws {
+        try await Self.withObject { moto, work in
+            let run = try await Self.pinfetch(
+                ["-o", "\(work)/tool.tgz", "--sha256", Fixtures.sha256(Self.body), "s3://artifacts/\(Self.key)"],
+                moto.environment(home: work),
+                in: work
+            )
+            #expect(Self.status(run) == 0, "\(run.transcript)")
+            #expect(contents("\(work)/tool.tgz") == Self.body)
+            #expect(
+                run.standardOutput.contains(#""url":"s3://artifacts/releases/v1/tool +x ü.tar.gz""#),
+                "\(run.standardOutput)"
+            )
+            // The name is the key's last segment.
+            let named = try await Self.pinfetch(
+                ["-P", "\(work)/d", "s3://artifacts/\(Self.key)"],
+                moto.environment(home: work),
+                in: work
+            )
+            #expect(Self.status(named) == 0, "\(named.transcript)")
+            #expect(contents("\(work)/d/tool +x ü.tar.gz") == Self.body)
+        }
+    }
+
+    @Test func `a wrong secret is exit 6 with S3's code, an unsigned request exit 6 saying so, and nothing is created`()
+        async throws
+    {
+        try await Self.withObject { moto, work in
+            var environment = moto.environment(home: work)
+            environment["AWS_SECRET_ACCESS_KEY"] = "wrong-secret"
+            let wrong = try await Self.pinfetch(
+                ["-o", "\(work)/out", "s3://artifacts/\(Self.key)"],
+                environment,
+                in: work
+            )
+            #expect(Self.status(wrong) == 6, "\(wrong.transcript)")
+            #expect(wrong.standardError.contains("S3 SignatureDoesNotMatch"), "\(wrong.standardError)")
+            #expect(!wrong.standardError.contains("wrong-secret") && !wrong.standardOutput.contains("wrong-secret"))
+            let unsigned = try await Self.pinfetch(
+                ["-o", "\(work)/out", "s3://artifacts/\(Self.key)"],
+                moto.environment(home: work, keys: false),
+                in: work
+            )
+            #expect(Self.status(unsigned) == 6, "\(unsigned.transcript)")
+            #expect(unsigned.standardError.contains("unsigned: no AWS credentials"), "\(unsigned.standardError)")
+            #expect(listing(work).allSatisfy { $0.hasPrefix("pinfetch-") }, "\(listing(work))")
+        }
+    }
+
+    @Test func `a missing key or bucket is exit 8 naming S3's code`() async throws {
+        try await Self.withObject { moto, work in
+            for (url, code) in [
+                ("s3://artifacts/no/such.tgz", "NoSuchKey"), ("s3://no-such-bucket/x.tgz", "NoSuchBucket"),
+            ] {
+                let run = try await Self.pinfetch(["-o", "\(work)/out", url], moto.environment(home: work), in: work)
+                #expect(Self.status(run) == 8, "\(run.transcript)")
+                #expect(run.standardError.contains("S3 \(code)"), "\(run.standardError)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: "\(work)/out"))
+        }
+    }
+
+    /// The AWS CLI's files: a profile's keys in `credentials`, its region in `config`.
+    @Test func `a profile's keys in the credentials file sign the request`() async throws {
+        try await Self.withObject { moto, work in
+            try FileManager.default.createDirectory(atPath: "\(work)/.aws", withIntermediateDirectories: true)
+            try "[ci]\naws_access_key_id = \(moto.accessKeyID)\naws_secret_access_key = \(moto.secretAccessKey)\n"
+                .write(toFile: "\(work)/.aws/credentials", atomically: true, encoding: .utf8)
+            try "[profile ci]\nregion = eu-west-1\n".write(
+                toFile: "\(work)/.aws/config",
+                atomically: true,
+                encoding: .utf8
+            )
+            var environment = moto.environment(home: work, keys: false)
+            environment["AWS_PROFILE"] = "ci"
+            let run = try await Self.pinfetch(
+                ["-o", "\(work)/out", "--sha256", Fixtures.sha256(Self.body), "s3://artifacts/\(Self.key)"],
+                environment,
+                in: work
+            )
+            #expect(Self.status(run) == 0, "\(run.transcript)")
+            #expect(contents("\(work)/out") == Self.body)
+            // A profile neither file has is an error, not an unsigned request.
+            environment["AWS_PROFILE"] = "nobody"
+            let missing = try await Self.pinfetch(
+                ["-o", "\(work)/other", "s3://artifacts/\(Self.key)"],
+                environment,
+                in: work
+            )
+            #expect(Self.status(missing) == 6, "\(missing.transcript)")
+            #expect(missing.standardError.contains("AWS profile 'nobody' is in neither"), "\(missing.standardError)")
+        }
+    }
+
+    /// `credential_process`: run without a shell, its JSON read; one that fails, hangs or
+    /// prints garbage is exit 6 with its reason (its first stderr line) and nothing created.
+    @Test func `a credential_process gives the keys, and one that fails or prints garbage is exit 6`() async throws {
+        try await Self.withObject { moto, work in
+            try FileManager.default.createDirectory(atPath: "\(work)/.aws", withIntermediateDirectories: true)
+            let good = "\(work)/good helper.sh"
+            try """
+            #!/bin/sh
+            echo '{"Version": 1, "AccessKeyId": "\(moto.accessKeyID)", "SecretAccessKey": "\(moto.secretAccessKey)"}'
+            """.write(toFile: good, atomically: true, encoding: .utf8)
+            let failing = "\(work)/failing.sh"
+            try "#!/bin/sh\necho 'token expired: run sso login' >&2\nexit 3\n".write(
+                toFile: failing,
+                atomically: true,
+                encoding: .utf8
+            )
+            let garbage = "\(work)/garbage.sh"
+            try "#!/bin/sh\necho 'not json'\n".write(toFile: garbage, atomically: true, encoding: .utf8)
+            for script in [good, failing, garbage] { chmod(script, 0o755) }
+            try """
+            [profile good]
+            credential_process = "\(good)" --flag
+            [profile failing]
+            credential_process = \(failing)
+            [profile garbage]
+            credential_process = \(garbage)
+            """.write(toFile: "\(work)/.aws/config", atomically: true, encoding: .utf8)
+            var environment = moto.environment(home: work, keys: false)
+            environment["AWS_PROFILE"] = "good"
+            let run = try await Self.pinfetch(
+                ["-o", "\(work)/out", "s3://artifacts/\(Self.key)"],
+                environment,
+                in: work
+            )
+            #expect(Self.status(run) == 0, "\(run.transcript)")
+            #expect(contents("\(work)/out") == Self.body)
+            for (profile, reason) in [
+                ("failing", "credential_process of profile failing failed (exit 3): token expired: run sso login"),
+                ("garbage", "credential_process of profile garbage printed no credentials"),
+            ] {
+                environment["AWS_PROFILE"] = profile
+                let failed = try await Self.pinfetch(
+                    ["-o", "\(work)/\(profile)", "s3://artifacts/\(Self.key)"],
+                    environment,
+                    in: work
+                )
+                #expect(Self.status(failed) == 6, "\(failed.transcript)")
+                #expect(failed.standardError.contains(reason), "\(failed.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: "\(work)/\(profile)"))
+                #expect(!FileManager.default.fileExists(atPath: "\(work)/\(profile).part"))
+            }
+        }
+    }
+
+    /// Killed mid-object, the rerun resumes with a signed ranged GET that carries `If-Match`
+    /// (S3 ignores `If-Range`), and only the missing bytes come again.
+    @Test func `a killed download resumes with a signed Range and If-Match`() async throws {
+        try await Self.withObject { moto, work in
+            let environment = moto.environment(home: work)
+            let output = "\(work)/out"
+            let first = try ChildProcess(
+                try EndToEndTests.pinfetchExecutable(),
+                ["--no-cache", "-q", "--limit-rate", "400K", "-o", output, "s3://artifacts/\(Self.key)"],
+                logs: "\(work)/first",
+                environment: environment
+            )
+            let deadline = ContinuousClock.now + .seconds(30)
+            while first.isRunning, EndToEndTests.size(of: output + ".part") < 500_000, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            first.signal(SIGKILL)
+            _ = try await first.wait(timeout: .seconds(10))
+            let kept = EndToEndTests.size(of: output + ".part")
+            #expect(kept > 0 && kept < Self.body.count, "\(kept)")
+            let second = try await Self.pinfetch(
+                ["-v", "-o", output, "--sha256", Fixtures.sha256(Self.body), "s3://artifacts/\(Self.key)"],
+                environment,
+                in: work
+            )
+            #expect(Self.status(second) == 0, "\(second.transcript)")
+            #expect(second.standardOutput.contains(#""status":"resumed""#), "\(second.standardOutput)")
+            #expect(second.standardError.contains("> If-Match: \""), "\(second.standardError)")
+            #expect(contents(output) == Self.body)
+        }
+    }
+}
