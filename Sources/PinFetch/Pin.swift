@@ -88,6 +88,7 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
                 .usage,
                 "--sha256 takes 64 hex digits (or sha256:HEX), not \(Self.shown(String(digits), digits: 64)); "
                     + "--checksum takes sha384:HEX, sha512:HEX and SRI (sha256-BASE64)"
+                    + (digits.allSatisfy(\.isHexDigit) ? Self.weakHint(digits: digits.count) : "")
             )
         }
         try self.init(algorithm: .sha256, digest: bytes)
@@ -95,6 +96,16 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
 
     /// `text` as a message shows a pin that was given: quoted, cut at 80 characters, with its
     /// length when that is what is wrong. A pin is no secret.
+    /// For hex of an MD5's or a SHA-1's length, where that pin goes: `; 32 hex digits is an MD5:
+    /// give --checksum md5:HEX`; otherwise nothing.
+    static func weakHint(digits: Int) -> String {
+        switch digits {
+        case 32: "; 32 hex digits is an MD5: give --checksum md5:HEX (it catches corruption, not tampering)"
+        case 40: "; 40 hex digits is a SHA-1: give --checksum sha1:HEX (it catches corruption, not tampering)"
+        default: ""
+        }
+    }
+
     /// With `digits`, the count a digest of the algorithm has: when `text` has that many, the
     /// first character that is not a hex digit is named, since the length is not what is wrong.
     static func shown(_ text: String, digits: Int? = nil) -> String {
@@ -142,8 +153,8 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
             default:
                 throw PinFetchError(
                     .usage,
-                    "a hex checksum has 64 (sha256), 96 (sha384) or 128 (sha512) digits, not \(trimmed.count) "
-                        + "(\(Self.shown(spec)))"
+                    "a hex checksum has 64 (sha256), 96 (sha384) or 128 (sha512) digits, not \(Self.shown(spec))"
+                        + Self.weakHint(digits: trimmed.count)
                 )
             }
         } else {

@@ -39,6 +39,7 @@ extension Arguments {
                     value = inlineValue
                 } else {
                     guard let next = rest.popFirst() else { throw .missingValue(option: spelling) }
+                    try Self.checkNotAnOption(next, after: option, spelling)
                     value = next
                 }
                 try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
@@ -103,12 +104,36 @@ extension Arguments {
             var value = String(letters)
             if value.isEmpty {
                 guard let next = rest.popFirst() else { throw .missingValue(option: spelling) }
+                try Self.checkNotAnOption(next, after: option, spelling)
                 value = next
             }
             try option.apply(&parsed, OptionUse(spelling: spelling, value: value))
             return given
         }
         return given
+    }
+
+    /// An option's value taken from the next argument must not be one of pinfetch's options
+    /// (`-o -q URL`, `-A -o out URL`): that is a value forgotten, and taking it would write a
+    /// file named `-q` or send the agent `-o`. A value that begins with `-` goes inline
+    /// (`--output=-q`) or as a path (`./-q`); `-` alone is standard output.
+    private static func checkNotAnOption(
+        _ next: String,
+        after option: OptionSpec,
+        _ spelling: String
+    )
+        throws(ArgumentError)
+    {
+        guard next.count > 1, next.hasPrefix("-") else { return }
+        let (name, _) = Self.split(next)
+        let known =
+            OptionTable.option(spelled: name) != nil
+            || (!next.hasPrefix("--") && OptionTable.option(spelled: String(next.prefix(2))) != nil)
+        guard known else { return }
+        throw .malformed(
+            "\(spelling) needs a value, and '\(next)' is an option: give the value first (a value that begins "
+                + "with '-' goes as \(option.long)=\(next))"
+        )
     }
 
     /// Whether `spelling` is a one-letter option that takes no value.

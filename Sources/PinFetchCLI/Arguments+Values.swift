@@ -118,7 +118,12 @@ extension Arguments {
             throw .stopped(error.message)
         }
         guard let bytes = read else {
-            throw .refused(option: "-H @\(path)", reason: "cannot read the file (at most 1 MiB)")
+            var state = stat()
+            let why =
+                stat(path, &state) != 0
+                ? String(cString: strerror(errno))
+                : state.st_size > 1 << 20 ? "larger than 1 MiB" : "cannot read the file"
+            throw .refused(option: "-H @\(path)", reason: why)
         }
         var headers: [String] = []
         // Split on the byte LF: to `String`, CR LF is one Character and no "\n" would match.

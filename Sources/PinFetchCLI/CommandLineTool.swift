@@ -32,6 +32,11 @@ public enum CommandLineTool {
         if arguments.first == "gc" { return GarbageCommand.run(Array(arguments.dropFirst()), output: output) }
         if arguments.first == "completion" { return ShellCompletion.run(Array(arguments.dropFirst()), output: output) }
         if arguments == ["help"] { return await Self.execute(["--help"], output: output) }
+        if arguments == ["help", "gc"] { return GarbageCommand.run(["--help"], output: output) }
+        if arguments == ["help", "completion"] {
+            output.standardOutput("usage: pinfetch completion bash|zsh|fish\n  Prints the shell's completion script.\n")
+            return 0
+        }
         // Signals are taken from here on, so that one coming while an input file is awaited
         // (`-H @FIFO` or `-i FIFO` without a writer) ends the run; later they cancel the
         // planning too (a remote checksum file being fetched into a temporary directory is
@@ -185,7 +190,8 @@ public enum CommandLineTool {
                 results,
                 statuses: statuses,
                 quiet: parsed.quiet,
-                interrupted: signals.stopSignal != nil
+                interrupted: signals.stopSignal != nil,
+                columns: output.terminal?.columns()
             )
         {
             output.standardError(line)

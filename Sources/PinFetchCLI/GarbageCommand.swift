@@ -8,15 +8,17 @@ import PinFetch
 enum GarbageCommand {
     static let usage = """
         usage: pinfetch gc [DIR ...] [--older-than DURATION]
-               pinfetch gc --cache-dir DIR [--max-size SIZE] [--older-than DURATION] [DIR ...]
-          Removes partials pinfetch left under each DIR (default . when no cache is named), with
-          their checkpoints, and the .part.cache files of killed runs, when untouched for
-          DURATION: a number and s, m, h or d (default 7d), and the private directories of
-          -o - runs that were killed, in $TMPDIR (those untouched for a minute).
-          Never any other file, never one whose download is running.
-          With --cache-dir (or PINFETCH_CACHE_DIR with --max-size), evicts the cache's least
-          recently used entries until they take at most SIZE bytes (K, M, G: KiB, MiB, GiB; 0
-          empties it), and with --older-than those not used for DURATION.
+               pinfetch gc --cache-dir DIR [--max-size SIZE] [--older-than DURATION]
+                           [DIR ...]
+          Removes partials pinfetch left under each DIR (default . when no cache is
+          named), with their checkpoints, and the .part.cache files of killed runs,
+          when untouched for DURATION: a number and s, m, h or d (default 7d), and the
+          private directories of -o - runs that were killed, in $TMPDIR (those
+          untouched for a minute). Never any other file, never one whose download is
+          running. With --cache-dir (or PINFETCH_CACHE_DIR with --max-size), evicts
+          the cache's least recently used entries until they take at most SIZE bytes
+          (K, M, G: KiB, MiB, GiB; 0 empties it), and with --older-than those not used
+          for DURATION.
 
         """
 

@@ -10,7 +10,10 @@ extension OptionTable {
             help: ["destination (default: last segment of the URL path)"]
         ) { arguments, option throws(ArgumentError) in
             guard arguments.output == nil else { throw .conflict(.secondOutput(option.spelling)) }
-            arguments.output = try option.nonEmpty(needs: "a path")
+            let path = try option.nonEmpty(needs: "a path")
+            // curl's and wget's idiom for standard output: a name of this process's descriptor,
+            // which a rename would replace (as root, /dev/stdout itself).
+            arguments.output = ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"].contains(path) ? "-" : path
         },
         OptionSpec(
             "--directory-prefix",

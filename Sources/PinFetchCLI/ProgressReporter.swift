@@ -266,14 +266,14 @@ final class ProgressReporter: Sendable {
             names: rows.map { TerminalCapabilities.displayWidth($0.name) },
             columns: columns
         ).nameWidth
-        let shown = rows.map { Self.shorten($0.name, to: width) }
-        guard Set(shown).count < shown.count else { return }
-        let names = rows.map { Array($0.name) }
-        var shared = 0
-        while names.allSatisfy({ shared < $0.count - 1 && $0[shared] == names[0][shared] }) { shared += 1 }
-        guard shared > 1 else { return }
-        for index in rows.indices {
-            rows[index].name = "…" + String(names[index][shared...])
+        // Each group of rows that look the same loses the start its own names share.
+        let groups = Dictionary(grouping: rows.indices) { Self.shorten(rows[$0].name, to: width) }
+        for indices in groups.values where indices.count > 1 {
+            let names = indices.map { Array(rows[$0].name) }
+            var shared = 0
+            while names.allSatisfy({ shared < $0.count - 1 && $0[shared] == names[0][shared] }) { shared += 1 }
+            guard shared > 1 else { continue }
+            for (index, name) in zip(indices, names) { rows[index].name = "…" + String(name[shared...]) }
         }
     }
 

@@ -50,7 +50,8 @@ struct ProgressRow: Equatable {
     /// A file counts as done in the fraction by the share of its length it has (a finished
     /// one, or one without a length yet, as 1 or 0), so the bar moves while bytes flow. The ETA
     /// is the bytes left at the batch's rate when every file left is running with a length;
-    /// otherwise the batch's pace so far (the lengths of files not started are not known).
+    /// otherwise the batch's pace so far (the lengths of files not started are not known); none
+    /// while nothing arrives.
     init(finished: Int, of files: Int, running: [ProgressRow], bytes: Int64, rate: Double, elapsed: Double) {
         self.name = "\(finished)/\(files) files"
         let done = Double(finished) + running.reduce(0) { $0 + ($1.fraction ?? 0) }
@@ -60,7 +61,9 @@ struct ProgressRow: Equatable {
         self.received = bytes
         self.activity = .receiving(rate: rate)
         let lengths = running.compactMap { row in row.length.map { max(0, $0 - row.size) } }
-        if finished + running.count == files, lengths.count == running.count, rate > 0 {
+        if rate <= 0 {
+            // Nothing arrives (every running file stalled): no time can be told.
+        } else if finished + running.count == files, lengths.count == running.count {
             self.eta = Double(lengths.reduce(0, +)) / rate
         } else if fraction > 0, elapsed > 0 {
             self.eta = elapsed / fraction * (1 - fraction)

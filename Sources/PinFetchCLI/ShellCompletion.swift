@@ -94,7 +94,7 @@ enum ShellCompletion {
                 if [[ "$cur" == -* ]]; then
                     mapfile -t COMPREPLY < <(compgen -W "\(all)" -- "$cur")
                 elif [[ $COMP_CWORD -eq 1 ]]; then
-                    mapfile -t COMPREPLY < <(compgen -W "gc completion" -- "$cur")
+                    mapfile -t COMPREPLY < <(compgen -W "gc completion help" -- "$cur")
                 fi
             }
             complete -o default -F _pinfetch pinfetch

@@ -67,7 +67,8 @@ extension TransferOutcome {
     /// too slow"), or either when libcurl says no more ("Timeout was reached").
     private static func timeoutOption(_ message: String) -> String {
         let lower = message.lowercased()
-        if lower.hasPrefix("out of time") { return "" }  // the whole fetch's time, said where it ran out
+        // The whole fetch's time (--max-time, CURLOPT_TIMEOUT_MS), said where it ran out.
+        if lower.hasPrefix("out of time") || lower.hasPrefix("operation timed out") { return "" }
         if lower.contains("connection timed out") || lower.contains("connection timeout")
             || lower.contains("resolving timed out")
         {

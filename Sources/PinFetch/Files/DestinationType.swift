@@ -12,12 +12,40 @@ package enum DestinationType {
         let type = named.st_mode & S_IFMT
         if type == S_IFREG { return nil }
         if type == S_IFLNK {
+            if let descriptor = Self.descriptorLink(path) {
+                return "\(path) is a symbolic link to \(descriptor), a descriptor of the process: pinfetch "
+                    + "replaces only regular files (for standard output give -o -)"
+            }
             var target = stat()
             guard stat(path, &target) == 0, target.st_mode & S_IFMT != S_IFREG else { return nil }
             return "\(path) is a symbolic link to a \(Self.name(of: target.st_mode & S_IFMT)): "
                 + "pinfetch replaces only regular files; choose another output"
         }
         return "\(path) is a \(Self.name(of: type)): pinfetch replaces only regular files; choose another output"
+    }
+
+    /// The first target on the chain of links from `path` (at most 8) that names a process's
+    /// descriptor (`/proc/…/fd/N`, `/dev/fd/N`, `/dev/stdout`): what stands behind it is another
+    /// file each time it is opened, and a rename would replace the link itself.
+    private static func descriptorLink(_ path: String) -> String? {
+        var current = path
+        for _ in 0..<8 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count > 0 else { return nil }
+            var target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if !target.hasPrefix("/") {
+                let directory = current.lastIndex(of: "/").map { String(current[...$0]) } ?? "./"
+                target = directory + target
+            }
+            if target.hasPrefix("/proc/") || target.hasPrefix("/dev/fd/")
+                || ["/dev/stdout", "/dev/stderr", "/dev/stdin"].contains(target)
+            {
+                return target
+            }
+            current = target
+        }
+        return nil
     }
 
     private static func name(of type: mode_t) -> String {

@@ -171,7 +171,19 @@ package struct ChecksumFile: Sendable {
             return try others.pin(for: fileName)
         } catch {
             guard let elsewhere = self.entries.first(where: { Self.names($0.name, inLastComponent: urlName) }) else {
-                throw error
+                guard urlName != fileName else { throw error }
+                // Looked up by both names: say so, and what the file has for the URL's (md5 only, say).
+                do throws(PinFetchError) {
+                    _ = try others.pin(for: urlName)
+                } catch let byURL where byURL.message.hasPrefix("the checksum file has only") {
+                    throw byURL
+                } catch {}
+                if error.message.hasPrefix("the checksum file has only") { throw error }
+                throw PinFetchError(
+                    .usage,
+                    "no checksum for \(SafeFileName.quoted(urlName)) (the URL's file) or "
+                        + "\(SafeFileName.quoted(fileName)) (the output) in the checksum file"
+                )
             }
             throw PinFetchError(
                 .usage,

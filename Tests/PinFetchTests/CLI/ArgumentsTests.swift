@@ -67,6 +67,9 @@ struct ArgumentsTests {
         OptionCase(["--output", "dir/out.bin"]) { $0.output = "dir/out.bin" },
         OptionCase(["--output=out=1.bin"]) { $0.output = "out=1.bin" },
         OptionCase(["-o", "-dash"]) { $0.output = "-dash" },
+        // curl's and wget's idiom for standard output is -o -.
+        OptionCase(["-o", "/dev/stdout"]) { $0.output = "-" },
+        OptionCase(["--output=/proc/self/fd/1"]) { $0.output = "-" },
         OptionCase(["--sha256", ArgumentsTests.sha256]) { $0.pin = ArgumentsTests.pinned },
         OptionCase(["--sha256=\(ArgumentsTests.sha256.uppercased())"]) { $0.pin = ArgumentsTests.pinned },
         OptionCase(["--checksum", "sha256:\(ArgumentsTests.sha256)"]) { $0.pin = ArgumentsTests.pinned },
@@ -297,6 +300,16 @@ struct CommandLineUsageTests {
         #expect(run.standardOutput.hasPrefix("Usage: pinfetch [options] URL"))
         #expect(run.standardOutput.contains("--sha256"))
         #expect(run.standardError == "")
+    }
+
+    @Test func `help gc and help completion print those commands' usage`() async {
+        let gc = await runCLI(["help", "gc"])
+        #expect(gc.status == 0 && gc.standardOutput.hasPrefix("usage: pinfetch gc"), "\(gc.standardError)")
+        #expect(gc.standardOutput.split(separator: "\n").allSatisfy { $0.count <= HelpText.width })
+        let completion = await runCLI(["help", "completion"])
+        #expect(
+            completion.status == 0 && completion.standardOutput.hasPrefix("usage: pinfetch completion bash|zsh|fish")
+        )
     }
 
     @Test(arguments: [["--version"], ["-V"]])

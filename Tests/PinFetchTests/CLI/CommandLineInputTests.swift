@@ -7,6 +7,25 @@ import Testing
 /// Bad input on the command line or in its environment is exit 2 before any request, with a
 /// message that says what the option or variable needs.
 struct CommandLineInputTests {
+    /// A link to a descriptor of the process (`/dev/stdout`'s kind) is never replaced by the
+    /// file: as root, `-o /dev/stdout` once replaced the system's link for every process.
+    @Test func `a link to a process's descriptor is refused and stays a link`() async throws {
+        try await withTemporaryDirectory { directory in
+            let link = "\(directory)/out"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/proc/self/fd/1")
+            let hop = "\(directory)/hop"
+            try FileManager.default.createSymbolicLink(atPath: hop, withDestinationPath: "out")
+            for path in [link, hop] {
+                let run = await runCLI(["-o", path, "http://127.0.0.1:9/file"])
+                #expect(run.status == 2, "\(run.standardError)")
+                #expect(run.standardError.contains("a descriptor of the process"), "\(run.standardError)")
+                #expect(run.standardError.contains("give -o -"), "\(run.standardError)")
+            }
+            let target = try FileManager.default.destinationOfSymbolicLink(atPath: link)
+            #expect(target == "/proc/self/fd/1")
+        }
+    }
+
     /// User input: --base-url with a URL and a --checksum-file, and no -i.
     @Test func `--base-url with a URL and no -i says what --base-url needs`() {
         let error = #expect(throws: PinFetchError.self) {

@@ -174,6 +174,13 @@ struct FamiliarOptionTests {
         (["--location-trusted", Self.url], "unknown option --location-trusted: credentials go only to the origin"),
         (["--sha512", "x", Self.url], "unknown option --sha512: give --checksum sha512:HEX"),
         (["--outdir", "d", Self.url], "unknown option --outdir: give --output-dir DIR (or -P DIR)"),
+        // A value forgotten: the next option is not taken for it (a file named -q, the agent -o).
+        (["-o", "-q", Self.url], "-o needs a value, and '-q' is an option: give the value first"),
+        (["-A", "-o", "out", Self.url], "-A needs a value, and '-o' is an option"),
+        (["--output-dir", "-s", "-O", Self.url], "--output-dir needs a value, and '-s' is an option"),
+        (["-x", "--json", Self.url], "-x needs a value, and '--json' is an option"),
+        (["-qo", "-L", Self.url], "-o needs a value, and '-L' is an option"),
+        (["-H", "@/nonexistent/h.txt", Self.url], "-H @/nonexistent/h.txt: No such file or directory"),
     ])
     func `a deliberate difference is refused with its reason, another option with a hint`(
         given: [String],

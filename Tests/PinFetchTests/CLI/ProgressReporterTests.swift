@@ -154,6 +154,9 @@ struct ProgressReporterTests {
         let row = ProgressRow(finished: 2, of: 4, running: running, bytes: 20 << 20, rate: Double(1 << 20), elapsed: 30)
         #expect(row.fraction == (2 + 0.125 + 0.25) / 4)
         #expect(row.eta == 13)
+        // Nothing arriving (the files left stalled): no time is told.
+        let stalled = ProgressRow(finished: 2, of: 4, running: running, bytes: 20 << 20, rate: 0, elapsed: 30)
+        #expect(stalled.eta == nil)
     }
 
     /// Between attempts the row counts down to the next one instead of showing a stall.
@@ -188,6 +191,15 @@ struct ProgressReporterTests {
         )
         let lines = rows.map { $0.line(layout) }
         #expect(lines[0].hasPrefix("…3-") && lines[1].hasPrefix("…4-"), "\(lines)")
+        // Only the rows that look alike change, beside one that does not.
+        var three = rows + [Self.row("c.bin", .receiving(rate: 1))]
+        three[0].name = "release-1.2.3-linux-amd64.tar.gz"
+        three[1].name = "release-1.2.4-linux-amd64.tar.gz"
+        ProgressReporter.distinguish(&three, columns: 49)
+        #expect(
+            three.map(\.name) == ["…3-linux-amd64.tar.gz", "…4-linux-amd64.tar.gz", "c.bin"],
+            "\(three.map(\.name))"
+        )
         var apart = [Self.row("a.iso", .receiving(rate: 1)), Self.row("b.iso", .receiving(rate: 1))]
         ProgressReporter.distinguish(&apart, columns: 49)
         #expect(apart.map(\.name) == ["a.iso", "b.iso"])

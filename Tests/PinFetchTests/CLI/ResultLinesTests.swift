@@ -19,6 +19,12 @@ struct ResultLinesTests {
                 let wide = ResultLines.result(result, verbose: false, columns: 400)
                 #expect(wide.hasPrefix("pinfetch: \(directory)/\(Self.longName)  "), "\(wide)")
                 #expect(narrow.hasSuffix("  sha256:\(Fixtures.sha256A.prefix(8))…  downloaded\n"), "\(narrow)")
+                // Narrower still, the digest goes, then the size: the line never wraps.
+                for columns in [50, 40, 34] {
+                    let line = ResultLines.result(result, verbose: false, columns: columns)
+                    #expect(TerminalCapabilities.displayWidth(String(line.dropLast())) < columns, "\(line)")
+                    #expect(line.hasSuffix("downloaded\n"), "\(line)")
+                }
                 let logged = ResultLines.result(result, verbose: false)
                 #expect(logged.hasPrefix("pinfetch: \(directory)/\(Self.longName)  "), "\(logged)")
             }

@@ -36,6 +36,7 @@ struct TransferOutcomeAdviceTests {
         ),
         ("Timeout was reached", " (--connect-timeout S and --stall-timeout S set the limits)"),
         ("out of time", ""),
+        ("Operation timed out after 4000 milliseconds with 212992 out of 3000000 bytes received", ""),
         ("no data for 30 s (--stall-timeout)", ""),
     ])
     func `a timeout names the option that sets it`(libcurl: String, added: String) {

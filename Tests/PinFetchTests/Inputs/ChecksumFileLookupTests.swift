@@ -47,6 +47,12 @@ struct ChecksumFileLookupTests {
             "\(Known.md5)  b.bin\n\(Known.hexA)  a.bin\n", "https://h/b.bin", "b.bin",
             "only md5 checksums for 'b.bin' (pinfetch verifies sha256, sha384 and sha512; md5 and sha1 only spelled out, as a tagged 'MD5 (name) = HEX' line"
         ),
+        // With -o, the URL's name is looked up too, and named.
+        ("\(Known.md5)  b.bin\n\(Known.hexA)  a.bin\n", "https://h/b.bin", "n4", "only md5 checksums for 'b.bin'"),
+        (
+            "\(Known.hexA)  a.bin\n", "https://h/b.bin", "n4",
+            "no checksum for 'b.bin' (the URL's file) or 'n4' (the output)"
+        ),
         // Never darwin's digest for the linux file.
         ("\(Known.hexB)  darwin/arm64/tool\n", "https://h/linux/amd64/tool", "tool", "in another directory"),
         ("\(Known.hexB)  dist/app.tgz\n", "https://h/v1/app.tgz", "app.tgz", "'dist/app.tgz' (line 1)"),

@@ -61,7 +61,7 @@ func runCLI(_ arguments: [String], terminal: Bool = false) async -> CLIRun {
     let err = Capture()
     let isolated =
         arguments.first == "gc" || arguments.first == "completion" || arguments.contains("--cache-dir")
-        || arguments.contains("--help") || arguments == ["help"]
+        || arguments.contains("--help") || arguments.first == "help"
         || arguments.contains("--version")
     let status = await CommandLineTool.run(
         isolated ? arguments : ["--no-cache"] + arguments,

@@ -200,8 +200,12 @@ extension MirrorSource {
     /// the last failure that led to it (a `Retry-After` longer than the time left), if any.
     func maximumTimeError(after last: PinFetchError? = nil) -> PinFetchError {
         let seconds = self.options.maximumTime ?? 0
-        let cause = last.map { "; last: \($0.message)" } ?? ""
         let at = AttemptVerdict.atByte(self.partial.state.offset)
+        // The last attempt's message without what this one says already (its label, its byte).
+        var lastMessage = last?.message ?? ""
+        if lastMessage.hasPrefix(self.mirrors.label + ": ") { lastMessage.removeFirst(self.mirrors.label.count + 2) }
+        if !at.isEmpty, lastMessage.hasSuffix(at) { lastMessage.removeLast(at.count) }
+        let cause = lastMessage.isEmpty ? "" : "; last: \(lastMessage)"
         return PinFetchError(
             .network,
             "\(self.mirrors.label): --max-time of \(Text.number(seconds)) s reached\(at)\(cause)"
