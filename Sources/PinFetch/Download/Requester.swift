@@ -38,9 +38,18 @@ struct Requester: Sendable {
     /// Signs `request` for `object` with the run's S3 credentials (``S3CredentialChain``), if
     /// any: SigV4 by libcurl, with an unsigned payload (a GET has none), the session token of
     /// temporary credentials, and no netrc entry (its Basic credentials would replace the signature).
+    /// With `-v` it says with which key id (never the secret) and from where.
     /// - Throws: ``PinFetchError/Code/authentication`` when the credentials cannot be had.
-    static func sign(_ request: inout TransferRequest, for object: S3Location) throws(PinFetchError) {
-        guard let credentials = try S3CredentialChain.process.current() else { return }
+    func sign(_ request: inout TransferRequest, for object: S3Location) throws(PinFetchError) {
+        guard let credentials = try S3CredentialChain.process.current() else {
+            if self.reporter.isListening { self.reporter.decide("no AWS credentials found: the request goes unsigned") }
+            return
+        }
+        if self.reporter.isListening {
+            self.reporter.decide(
+                "signed for \(object.region) with AWS key \(credentials.accessKeyID) from \(credentials.source)"
+            )
+        }
         request.signing = ("aws:amz:\(object.region):s3", "\(credentials.accessKeyID):\(credentials.secretAccessKey)")
         request.netrc = false
         request.headers.append("x-amz-content-sha256: UNSIGNED-PAYLOAD")
@@ -103,7 +112,7 @@ struct Requester: Sendable {
             request.ownConnection = ownConnection
             // HEAD is advisory: a server that never answers it must not hold the GET.
             if method == .head { request.answerTimeout = Self.headAnswerTimeout }
-            if onOrigin, let object = current.s3 { try Self.sign(&request, for: object) }
+            if onOrigin, let object = current.s3 { try self.sign(&request, for: object) }
             if self.reporter.isListening {
                 self.reporter.report(
                     .request(

@@ -82,8 +82,9 @@ struct Moto {
         guard put.status == 200 else { throw NginxError("moto: put \(key): HTTP \(put.status) \(put.body)") }
     }
 
-    /// Starts moto in `prefix` and makes the IAM user whose key signs from then on.
-    static func start(in prefix: String) async throws -> Moto {
+    /// Starts moto in `prefix` and makes the IAM user whose key signs from then on; without
+    /// `accessControl`, every request is taken, signed or not (the key is made all the same).
+    static func start(in prefix: String, accessControl: Bool = true) async throws -> Moto {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw NginxError(
                 "\(Self.executable) is missing: python3 -m venv .build/test-tools/moto && "
@@ -97,7 +98,9 @@ struct Moto {
                 Self.executable,
                 ["-H", "127.0.0.1", "-p", "\(port)"],
                 logs: prefix + "/moto-\(attempt)",
-                environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "3", "MOTO_CALL_RESET_API": "false"]
+                environment: [
+                    "INITIAL_NO_AUTH_ACTION_COUNT": accessControl ? "3" : "1000000", "MOTO_CALL_RESET_API": "false",
+                ]
             )
             var moto = Moto(prefix: prefix, port: port, child: child)
             let deadline = ContinuousClock.now + .seconds(30)
@@ -152,11 +155,11 @@ struct Moto {
 }
 
 /// Runs `body` with moto started in a temporary directory, stopped afterwards.
-func withMoto<T>(_ body: (Moto) async throws -> T) async throws -> T {
+func withMoto<T>(accessControl: Bool = true, _ body: (Moto) async throws -> T) async throws -> T {
     try await withTemporaryDirectory { directory in
         let prefix = directory + "/moto"
         try FileManager.default.createDirectory(atPath: prefix, withIntermediateDirectories: true)
-        let moto = try await Moto.start(in: prefix)
+        let moto = try await Moto.start(in: prefix, accessControl: accessControl)
         let result: Result<T, any Error>
         do { result = .success(try await body(moto)) } catch { result = .failure(error) }
         await moto.child.end()
