@@ -181,9 +181,10 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The fragment of `location` is dropped. Whether an `https` to `http` step is allowed is
     /// for the caller to decide.
     /// - Returns: The absolute URL, or `nil` when `location` has a control character or does not
-    ///   resolve to an `http`/`https` URL with a host.
+    ///   resolve to an `http`/`https` URL with a host (an `s3://` one included).
     func resolving(location: String) -> HTTPURL? {
-        guard !location.unicodeScalars.contains(where: Self.isControl) else { return nil }
+        // An `s3://` Location is no HTTP URL: a server never chooses an object to be signed for.
+        guard !location.unicodeScalars.contains(where: Self.isControl), !S3Location.names(location) else { return nil }
         let reference = location[..<(location.firstIndex(ofASCII: "#") ?? location.endIndex)]
         if Self.schemeEnd(reference) != nil { return try? HTTPURL(String(reference)) }
         if reference.hasPrefix("//") { return try? HTTPURL(self.scheme + ":" + reference) }

@@ -25,6 +25,12 @@ struct S3ConfigurationTests {
         #expect(throws: PinFetchError.self) { try S3Location(text, region: "us-east-1") }
     }
 
+    /// A server never chooses an object to be signed for: `Location: s3://…` is no redirect.
+    @Test func `an s3 Location is not followed`() throws {
+        #expect(try HTTPURL("https://h.test/f").resolving(location: "s3://other-bucket/secret") == nil)
+        #expect(try HTTPURL("s3://artifacts/a").resolving(location: "S3://artifacts/b") == nil)
+    }
+
     @Test func `a key is percent-encoded once, path-style or virtual-hosted`() throws {
         let location = try S3Location("s3://artifacts/v1/tool +x ü~.tgz", region: "eu-west-1")
         #expect(
