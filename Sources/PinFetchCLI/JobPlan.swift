@@ -34,10 +34,15 @@ enum JobPlan {
         }
         for job in jobs {
             var info = stat()
-            if job.destination.hasSuffix("/")
-                || (stat(job.destination, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR)
-            {
+            let exists = stat(job.destination, &info) == 0
+            if exists, (info.st_mode & S_IFMT) == S_IFDIR {
                 throw PinFetchError(.usage, "\(job.destination) is a directory: name the file (-o DIR/NAME or -P DIR)")
+            }
+            if job.destination.hasSuffix("/") {
+                throw PinFetchError(
+                    .usage,
+                    "\(job.destination) ends in '/', so it names a directory: name the file (-o DIR/NAME or -P DIR)"
+                )
             }
             if let refusal = DestinationType.refusal(job.destination) { throw PinFetchError(.usage, refusal) }
         }

@@ -79,6 +79,9 @@ struct BrokenAnswerTests {
                 )
                 let run = await runCLI(Self.quiet + ["-o", "\(directory)/\(output)", server.url()])
                 #expect(run.status == 2)
+                // One that does not exist is not said to be one.
+                let said = output == "new/" ? "ends in '/', so it names a directory" : "is a directory: name the file"
+                #expect(run.standardError.contains(said), "\(run.standardError)")
                 #expect(server.requests.isEmpty)
                 #expect(listing(directory) == ["existing"])
                 #expect(listing("\(directory)/existing").isEmpty)
