@@ -20,12 +20,14 @@ extension Arguments {
     }
 
     /// A remote cache's base URL (`--remote-cache`, `PINFETCH_REMOTE_CACHE`): an `http` or
-    /// `https` URL without a fragment (blobs go at `/cas/<hex>` on its path).
+    /// `https` URL without a fragment (blobs go at `/cas/<hex>` on its path), or
+    /// `s3://BUCKET[/PREFIX]` (blobs at `PREFIX/cas/HH/<hex>`).
     /// - Throws: ``ArgumentError/refused(option:reason:)`` naming `source` and what is wrong,
     ///   the URL's secrets as `***`.
     static func remoteCache(_ value: String, from source: String) throws(ArgumentError) -> String {
         do throws(PinFetchError) {
-            _ = try HTTPURL(value)
+            // A bucket alone (`s3://BUCKET`) is a cache: its blobs are keys under it.
+            _ = try HTTPURL(S3Location.names(value) ? value + "/cas" : value)
         } catch {
             throw .refused(option: source, reason: error.message)
         }

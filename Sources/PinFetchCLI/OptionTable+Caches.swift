@@ -39,7 +39,8 @@ extension OptionTable {
             .value(placeholder: "URL"),
             help: [
                 "a Bazel-style remote cache: a pinned SHA-256 file is asked for at",
-                "URL/cas/HEX first, verified (also PINFETCH_REMOTE_CACHE)",
+                "URL/cas/HEX first, verified (also PINFETCH_REMOTE_CACHE); or",
+                "s3://BUCKET/PREFIX (bazel-remote's layout)",
             ]
         ) { arguments, option throws(ArgumentError) in
             arguments.options.remoteCache = try Arguments.remoteCache(option.value, from: option.spelling)

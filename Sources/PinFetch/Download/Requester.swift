@@ -35,25 +35,17 @@ struct Requester: Sendable {
     /// Whether the run was cancelled or the file's time ran out: what stops a long step.
     var shouldStop: Bool { self.control.isCancelled || self.deadline.isPast }
 
-    /// Signs `request` for `object` with the run's S3 credentials (``S3CredentialChain``), if
-    /// any: SigV4 by libcurl, with an unsigned payload (a GET has none), the session token of
-    /// temporary credentials, and no netrc entry (its Basic credentials would replace the signature).
-    /// With `-v` it says with which key id (never the secret) and from where.
+    /// Signs `request` for `object` (``S3Signing/sign(_:for:payloadSHA256:)``); with `-v` it
+    /// says with which key id (never the secret) and from where.
     /// - Throws: ``PinFetchError/Code/authentication`` when the credentials cannot be had.
     func sign(_ request: inout TransferRequest, for object: S3Location) throws(PinFetchError) {
-        guard let credentials = try S3CredentialChain.process.current() else {
-            if self.reporter.isListening { self.reporter.decide("no AWS credentials found: the request goes unsigned") }
-            return
-        }
-        if self.reporter.isListening {
-            self.reporter.decide(
-                "signed for \(object.region) with AWS key \(credentials.accessKeyID) from \(credentials.source)"
-            )
-        }
-        request.signing = ("aws:amz:\(object.region):s3", "\(credentials.accessKeyID):\(credentials.secretAccessKey)")
-        request.netrc = false
-        request.headers.append("x-amz-content-sha256: UNSIGNED-PAYLOAD")
-        if let token = credentials.sessionToken { request.headers.append("x-amz-security-token: \(token)") }
+        let credentials = try S3Signing.sign(&request, for: object)
+        guard self.reporter.isListening else { return }
+        self.reporter.decide(
+            credentials.map {
+                "signed for \(object.region) with AWS key \($0.accessKeyID) from \($0.source)"
+            } ?? "no AWS credentials found: the request goes unsigned"
+        )
     }
 
     /// Performs one request to mirror `mirror` on `easy`, following redirects itself (at most

@@ -262,4 +262,64 @@ import Testing
             #expect(same1)
         }
     }
+
+    // MARK: - The remote cache in a bucket
+
+    /// `--remote-cache s3://BUCKET/PREFIX`, bazel-remote's layout: a miss asks the origin and
+    /// uploads the verified file (signed, with its SHA-256); the next run is a hit with no
+    /// origin request; a corrupt blob is caught, and the upload that would replace it is a
+    /// `412` (`If-None-Match: *`), so no upload ever overwrites another.
+    @Test func `a bucket is a remote cache: miss and upload, hit, and a corrupt blob caught`() async throws {
+        try await withMoto { moto in
+            try await moto.makeBucket("fleet-cache")
+            try await withTestHTTPServer(serving: TestResource(body: Fixtures.a, etag: Fixtures.etagA)) { origin in
+                try await withTemporaryDirectory { work in
+                    let environment = moto.environment(home: work)
+                    let cache = ["--remote-cache", "s3://fleet-cache/pinfetch", "--remote-cache-upload"]
+                    let pin = ["--sha256", Fixtures.sha256A]
+                    let first = try await Self.pinfetch(
+                        cache + pin + ["-v", "-o", "\(work)/a", origin.url()],
+                        environment,
+                        in: work
+                    )
+                    #expect(Self.status(first) == 0, "\(first.transcript)")
+                    #expect(
+                        first.standardError.contains("uploaded (\(Fixtures.a.count) bytes)"),
+                        "\(first.standardError)"
+                    )
+                    #expect(origin.getRequests.count == 1)
+                    // bazel-remote's key: PREFIX/cas/HH/HASH.
+                    let key = "pinfetch/cas/\(Fixtures.sha256A.prefix(2))/\(Fixtures.sha256A)"
+                    let stored = try await moto.curl(
+                        ["-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-I"],
+                        "/fleet-cache/\(key)"
+                    )
+                    #expect(stored.status == 200, "\(stored)")
+                    let second = try await Self.pinfetch(
+                        cache + pin + ["-o", "\(work)/b", origin.url()],
+                        environment,
+                        in: work
+                    )
+                    #expect(Self.status(second) == 0, "\(second.transcript)")
+                    #expect(second.standardOutput.contains(#""cache":"remote""#), "\(second.standardOutput)")
+                    #expect(origin.getRequests.count == 1, "a hit asks the origin nothing")
+                    let same = contents("\(work)/b") == Fixtures.a
+                    #expect(same)
+                    // A blob with other bytes: caught, the origin asked, and the upload a 412.
+                    try await moto.put(Fixtures.b, bucket: "fleet-cache", key: key)
+                    let third = try await Self.pinfetch(
+                        cache + pin + ["-v", "-o", "\(work)/c", origin.url()],
+                        environment,
+                        in: work
+                    )
+                    #expect(Self.status(third) == 0, "\(third.transcript)")
+                    #expect(third.standardError.contains("holds other bytes than the pin"), "\(third.standardError)")
+                    #expect(third.standardError.contains("already there"), "\(third.standardError)")
+                    #expect(origin.getRequests.count == 2)
+                    let right = contents("\(work)/c") == Fixtures.a
+                    #expect(right)
+                }
+            }
+        }
+    }
 }

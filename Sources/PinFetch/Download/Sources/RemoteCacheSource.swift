@@ -1,3 +1,4 @@
+import FoundationEssentials
 @preconcurrency import Glibc
 import Synchronization
 
@@ -44,6 +45,14 @@ struct RemoteCacheSource: Source {
         request.origin = url.origin
         request.transport = requester.transport
         request.netrc = true  // its own host's entry
+        if let object = url.s3 {
+            do throws(PinFetchError) {
+                try S3Signing.sign(&request, for: object)
+            } catch {
+                context.reporter.warn("remote cache \(url.redacted): \(error.message); fetching from the mirrors")
+                return .passed
+            }
+        }
         // A blob that trickles (under 16 KiB/s over the timeout) is given up, and the cache may
         // take half of what --max-time leaves at most: the mirrors get the rest.
         request.minimumRate = 16 << 10
@@ -138,9 +147,16 @@ struct RemoteCacheSource: Source {
 
     /// The blob of the pinned file in the remote cache: `<cache>/cas/<hex>`, for a SHA-256 pin;
     /// `/cas/<hex>` goes at the end of the path, before a query (a token an object store's
-    /// proxy wants stays a query).
+    /// proxy wants stays a query). In a bucket (`s3://BUCKET/PREFIX`) it is
+    /// `PREFIX/cas/<first two hex digits>/<hex>`, bazel-remote's uncompressed S3 layout, so one
+    /// bucket serves Bazel and pinfetch (its zstd mode's `cas.v2` blobs are another format).
     static func blob(_ options: FetchOptions, _ pin: Pin?) -> HTTPURL? {
         guard let base = options.remoteCache, let pin, pin.algorithm == .sha256 else { return nil }
+        if S3Location.names(base) {
+            var prefix = base
+            while prefix.hasSuffix("/") { prefix.removeLast() }
+            return try? HTTPURL(prefix + "/cas/" + pin.hex.prefix(2) + "/" + pin.hex)
+        }
         let question = base.firstIndex(ofASCII: "?") ?? base.endIndex
         let query = String(base[question...])
         var path = String(base[..<question])
@@ -172,6 +188,22 @@ struct RemoteCacheSource: Source {
         request.upload = UploadSource(file: file, size: size)
         let answer = TransferDelegate()
         let shown = "remote cache \(url.redacted)"
+        if let object = url.s3, let pin {
+            // The store checks the body against its SHA-256 and refuses another (x-amz-checksum-sha256),
+            // and If-None-Match: * makes a blob already there a 412, never overwritten by a racing upload.
+            request.headers += [
+                "x-amz-checksum-sha256: \(Data(pin.digest).base64EncodedString())", "If-None-Match: *",
+            ]
+            // libcurl 7.88 signs the empty `Expect:` that only removes its header, and the store
+            // then computes another signature: an object store takes the 100-continue.
+            request.headers.removeAll { $0 == "Expect:" }
+            do throws(PinFetchError) {
+                try S3Signing.sign(&request, for: object, payloadSHA256: pin.hex)
+            } catch {
+                requester.reporter.warn("\(shown): \(error.message); not uploaded, the file is in place")
+                return
+            }
+        }
         guard let outcome = try? easy.perform(request, delegate: answer), outcome.category == .ok,
             let status = answer.head?.status
         else {
@@ -180,6 +212,8 @@ struct RemoteCacheSource: Source {
         }
         if (200..<300).contains(status) {
             requester.reporter.decide("\(shown): uploaded (\(size) bytes)")
+        } else if status == 412, url.s3 != nil {
+            requester.reporter.decide("\(shown): already there (another upload came first)")
         } else {
             requester.reporter.warn("\(shown): the upload was refused (HTTP \(status)); the file is in place")
         }
