@@ -235,7 +235,7 @@ enum JobPlan {
         return directory.path + "/" + name
     }
 
-    /// The bytes of a small input file given as a path or an `http(s)` URL (at most 16 MiB).
+    /// The bytes of a small input file given as a path or an `http(s)` or `s3://` URL (at most 16 MiB).
     /// A failed fetch is reported (`role` names the input) before its error is thrown.
     /// - Throws: ``PinFetchError/Code/usage`` when it cannot be read, or is too large; the
     ///   fetch's error when it cannot be fetched.
@@ -246,7 +246,8 @@ enum JobPlan {
         report: (Report) -> Void
     ) async throws(PinFetchError) -> [UInt8] {
         let lower = source.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+        // `s3://` is a URL too: never the local path `./s3:/BUCKET/KEY`.
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || S3Location.names(source) else {
             // `-` is standard input; a path may be a pipe too (`/dev/stdin`, `<(…)`): read to its end.
             guard let bytes = try InputFile.contents(of: source, limit: 16 << 20) else {
                 throw PinFetchError(.usage, "cannot read \(source), or it is larger than 16 MiB")

@@ -26,6 +26,13 @@ final class AnswerReader: TransferDelegate {
     /// message; a `403` is an authentication failure).
     var finalDecision: AnswerDecision? {
         guard let decision, let body = self.errorBody, let status = self.head?.status else { return decision }
+        if let region = self.head?.value("x-amz-bucket-region"), case .fail(_, let message) = decision,
+            region.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
+        {
+            // S3's PermanentRedirect (301) and AuthorizationHeaderMalformed (400) for another region.
+            let said = S3ErrorBody(body).map { ", S3 \($0.code)" } ?? ""
+            return .fail(.serverResponse, "\(message)\(said): the bucket is in \(region) (set AWS_REGION=\(region))")
+        }
         if let error = S3ErrorBody(body) { return error.applied(to: decision, status: status) }
         guard status == 403, case .fail(_, let message) = decision else { return decision }
         // A 403 without S3's error body: a store that says nothing more (an unsigned request).
@@ -132,7 +139,7 @@ final class AnswerReader: TransferDelegate {
             self.pendingReplacement = (head, length, true)
             self.end = length
         case .retry, .fail:
-            guard self.context.objectStore, head.status >= 400 else { return false }
+            guard self.context.objectStore, head.status >= 300 else { return false }
             self.errorBody = []  // read to its end or the limit: it says what went wrong
         case .finalize, .unchanged, .restart:
             return false

@@ -39,7 +39,7 @@ struct Requester: Sendable {
     /// says with which key id (never the secret) and from where.
     /// - Throws: ``PinFetchError/Code/authentication`` when the credentials cannot be had.
     func sign(_ request: inout TransferRequest, for object: S3Location) throws(PinFetchError) {
-        let credentials = try S3Signing.sign(&request, for: object)
+        let credentials = try S3Signing.sign(&request, for: object) { [control = self.control] in control.isCancelled }
         guard self.reporter.isListening else { return }
         self.reporter.decide(
             credentials.map {

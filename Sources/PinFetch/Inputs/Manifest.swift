@@ -1,7 +1,7 @@
 /// A list of files to fetch, one per line (<doc:CommandLine#Manifests-and-checksum-files>).
 ///
 /// A line is `URL [URL ...] [checksum] [output]`, tokens separated by spaces or tabs:
-/// - the leading tokens that start with `http://` or `https://` (scheme in any case) are mirrors
+/// - the leading tokens that start with `http://`, `https://` or `s3://` (scheme in any case) are mirrors
 ///   of one file, tried in order;
 /// - then an optional checksum in any `--checksum` form (`sha256:HEX`, `sha512:HEX`, bare hex of
 ///   64 or 128 digits, SRI `sha256-BASE64`), see ``Pin/init(parsing:)``;
@@ -123,7 +123,7 @@ package struct Manifest: Sendable {
         for baseURL in baseURLs where !Self.isURL(baseURL) {
             throw PinFetchError(
                 .usage,
-                "the base URL must start with http:// or https://: \(SafeFileName.quoted(baseURL))"
+                "the base URL must start with http://, https:// or s3://: \(SafeFileName.quoted(baseURL))"
             )
         }
         // A query stays after each name (`…/container?sv=…&sig=…`: a SAS token signs the
@@ -214,7 +214,7 @@ package struct Manifest: Sendable {
         let mirrorCount = tokens.prefix(while: { Self.isURL($0) }).count
         guard mirrorCount > 0 else {
             throw fail(
-                "expected an http:// or https:// URL first, not \(SafeFileName.quoted(Redaction.url(tokens[0])))"
+                "expected an http://, https:// or s3:// URL first, not \(SafeFileName.quoted(Redaction.url(tokens[0])))"
             )
         }
         let rest = Array(tokens[mirrorCount...])
@@ -251,8 +251,9 @@ package struct Manifest: Sendable {
         return entry
     }
 
-    /// Whether `token` starts with `http://` or `https://` (scheme in any case) and has more.
+    /// Whether `token` starts with `http://`, `https://` or `s3://` (scheme in any case) and has more.
     static func isURL(_ token: String) -> Bool {
+        if S3Location.names(token) { return true }
         // ASCII letters to lower case, nothing else: `| 0x20` alone would make 0x0F a "/".
         let bytes = Array(token.utf8.prefix(9)).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
         let http = Array("http://".utf8)

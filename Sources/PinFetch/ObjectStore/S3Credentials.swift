@@ -55,16 +55,33 @@ package final class S3CredentialChain: Sendable {
     ///   environment, a profile named by `AWS_PROFILE` that neither file has, or a
     ///   `credential_process` that fails, hangs past ``processTimeout`` seconds or answers
     ///   something else than its JSON.
-    package func current() throws(PinFetchError) -> S3Credentials? {
+    package func current(isCancelled: () -> Bool = { false }) throws(PinFetchError) -> S3Credentials? {
         try self.cached.withLock { (cached: inout S3Credentials??) throws(PinFetchError) -> S3Credentials? in
             if let known = cached, known?.expiration.map({ $0.timeIntervalSinceNow > 60 }) ?? true { return known }
-            let found = try self.find()
+            let found = try self.find(isCancelled)
+            if let found {
+                // Each goes into a header: a line break would be a header of its own.
+                let fields = [found.accessKeyID, found.secretAccessKey, found.sessionToken ?? ""]
+                guard !fields.contains(where: { $0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+                else {
+                    throw PinFetchError(
+                        .authentication,
+                        "the AWS credentials from \(found.source) hold a control character"
+                    )
+                }
+                if let expiration = found.expiration, expiration.timeIntervalSinceNow <= 0 {
+                    throw PinFetchError(
+                        .authentication,
+                        "the AWS credentials from \(found.source) expired at \(expiration.formatted(.iso8601))"
+                    )
+                }
+            }
             cached = .some(found)
             return found
         }
     }
 
-    private func find() throws(PinFetchError) -> S3Credentials? {
+    private func find(_ isCancelled: () -> Bool) throws(PinFetchError) -> S3Credentials? {
         func value(_ name: String) -> String? { self.environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         switch (value("AWS_ACCESS_KEY_ID"), value("AWS_SECRET_ACCESS_KEY")) {
         case (let id?, let secret?):
@@ -89,7 +106,7 @@ package final class S3CredentialChain: Sendable {
             return keys
         }
         if let command = config["credential_process"] {
-            return try self.run(command, profile: profile)
+            return try self.run(command, profile: profile, isCancelled: isCancelled)
         }
         if let keys = Self.keys(config, source: "profile \(profile) in \(self.configuration.configFile)") {
             return keys
@@ -112,7 +129,7 @@ package final class S3CredentialChain: Sendable {
         return S3Credentials(
             accessKeyID: id,
             secretAccessKey: secret,
-            sessionToken: settings["aws_session_token"],
+            sessionToken: settings["aws_session_token"].flatMap { $0.isEmpty ? nil : $0 },
             source: source
         )
     }
@@ -126,17 +143,24 @@ package final class S3CredentialChain: Sendable {
         var Expiration: String?
     }
 
-    private func run(_ command: String, profile: String) throws(PinFetchError) -> S3Credentials {
+    private func run(
+        _ command: String,
+        profile: String,
+        isCancelled: () -> Bool
+    ) throws(PinFetchError)
+        -> S3Credentials
+    {
         let name = "credential_process of profile \(profile)"
         guard let words = ChildCommand.words(command), !words.isEmpty else {
             throw PinFetchError(.authentication, "\(name): an unterminated quote in \(self.configuration.configFile)")
         }
         let ended: ChildCommand.Ended
         do throws(PinFetchError) {
-            ended = try ChildCommand.run(words, timeout: Self.processTimeout)
+            ended = try ChildCommand.run(words, timeout: Self.processTimeout, isCancelled: isCancelled)
         } catch {
             throw PinFetchError(.authentication, "\(name): \(error.message)")
         }
+        if ended.cancelled { throw PinFetchError(.cancelled, "\(name): cancelled") }
         if ended.timedOut {
             throw PinFetchError(.authentication, "\(name) gave no answer within \(Text.number(Self.processTimeout)) s")
         }
@@ -165,7 +189,7 @@ package final class S3CredentialChain: Sendable {
         return S3Credentials(
             accessKeyID: answer.AccessKeyId,
             secretAccessKey: answer.SecretAccessKey,
-            sessionToken: answer.SessionToken,
+            sessionToken: answer.SessionToken.flatMap { $0.isEmpty ? nil : $0 },
             expiration: expiration,
             source: name
         )

@@ -1,6 +1,13 @@
 /// What an S3-compatible store's error body says: `<Error><Code>NoSuchKey</Code><Message>…`
 /// (Amazon S3 API Reference, "Error responses").
 struct S3ErrorBody: Equatable {
+    /// S3's codes for credentials that do not work, whatever the status (AWS documents
+    /// `ExpiredToken` and `InvalidToken` as `400`).
+    static let authenticationCodes: Set<String> = [
+        "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "InvalidAccessKeyId", "SignatureDoesNotMatch",
+        "AccessDenied", "AuthorizationHeaderMalformed", "InvalidSecurity",
+    ]
+
     /// Bytes of a body read at most.
     static let limit = 16 << 10
 
@@ -40,7 +47,8 @@ struct S3ErrorBody: Equatable {
         let said = "S3 \(self.code)" + (self.message.isEmpty ? "" : ": \(self.message)")
         switch decision {
         case .fail(let code, let message):
-            return .fail(status == 403 ? .authentication : code, "\(message), \(said)")
+            let authentication = status == 403 || Self.authenticationCodes.contains(self.code)
+            return .fail(authentication ? .authentication : code, "\(message), \(said)")
         case .retry(let code, let message, let retryAfter):
             return .retry(code, "\(message), \(said)", retryAfter: retryAfter)
         default:

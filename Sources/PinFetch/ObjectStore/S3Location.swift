@@ -20,7 +20,7 @@ package struct S3Location: Hashable, Sendable {
 
     /// Reads `s3://BUCKET/KEY`.
     /// - Throws: ``PinFetchError/Code/usage`` (exit 2) for a bucket name S3 does not allow, no
-    ///   key, a key longer than 1024 bytes, or a control character.
+    ///   key, a key longer than 1024 bytes, a control character, or a `.` or `..` segment.
     package init(_ text: String, region: String) throws(PinFetchError) {
         let rest = text.dropFirst(5)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
@@ -37,6 +37,15 @@ package struct S3Location: Hashable, Sendable {
         guard key.utf8.count <= 1024 else { throw PinFetchError(.usage, "\(shown): the key is longer than 1024 bytes") }
         guard !key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw PinFetchError(.usage, "\(shown): the key has a control character")
+        }
+        // A `.` or `..` segment is removed from a URL's path before it is sent (RFC 3986 §5.2.4):
+        // `s3://a/../b/k` would reach another bucket, `s3://a/x/..` the bucket's listing.
+        guard !key.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." })
+        else {
+            throw PinFetchError(
+                .usage,
+                "\(shown): a key with a '.' or '..' segment would reach another key or bucket; it is refused"
+            )
         }
         self.bucket = bucket
         self.key = key

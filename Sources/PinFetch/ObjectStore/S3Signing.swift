@@ -10,9 +10,12 @@ enum S3Signing {
     static func sign(
         _ request: inout TransferRequest,
         for object: S3Location,
-        payloadSHA256: String? = nil
+        payloadSHA256: String? = nil,
+        isCancelled: () -> Bool = { false }
     ) throws(PinFetchError) -> S3Credentials? {
-        guard let credentials = try S3CredentialChain.process.current() else { return nil }
+        // The object's own checksum, when it was stored with one (cross-checked as any server digest).
+        if payloadSHA256 == nil { request.headers.append("x-amz-checksum-mode: ENABLED") }
+        guard let credentials = try S3CredentialChain.process.current(isCancelled: isCancelled) else { return nil }
         request.signing = ("aws:amz:\(object.region):s3", "\(credentials.accessKeyID):\(credentials.secretAccessKey)")
         request.netrc = false
         request.headers.append("x-amz-content-sha256: \(payloadSHA256 ?? "UNSIGNED-PAYLOAD")")

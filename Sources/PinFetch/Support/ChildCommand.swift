@@ -12,6 +12,8 @@ struct ChildCommand {
         var output: [UInt8]
         var error: [UInt8]
         var timedOut: Bool
+        /// Killed because the run was cancelled.
+        var cancelled = false
 
         /// The first line of its standard error, at most 200 characters, for a message.
         var firstErrorLine: String {
@@ -26,7 +28,14 @@ struct ChildCommand {
     /// Runs `arguments` (the first is the program: a path, or a name looked up in `PATH`) with
     /// `input` on its standard input, for at most `timeout` seconds.
     /// - Throws: ``PinFetchError/Code/generic`` when it cannot be started.
-    static func run(_ arguments: [String], input: [UInt8] = [], timeout: Double) throws(PinFetchError) -> Ended {
+    /// It is also killed once `isCancelled` (asked about every 100 ms) says so. It runs in a
+    /// process group of its own, and a kill ends the whole group (a `sleep` its script started).
+    static func run(
+        _ arguments: [String],
+        input: [UInt8] = [],
+        timeout: Double,
+        isCancelled: () -> Bool = { false }
+    ) throws(PinFetchError) -> Ended {
         guard let program = arguments.first, let executable = Self.resolve(program) else {
             throw PinFetchError(.generic, "cannot run '\(arguments.first ?? "")': not found")
         }
@@ -56,7 +65,11 @@ struct ChildCommand {
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes,
+            Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP)
+        )
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -78,13 +91,14 @@ struct ChildCommand {
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
         while !open.isEmpty {
             let left = deadline - ContinuousClock.now
-            guard left > .zero else {
-                ended.timedOut = true
-                kill(pid, SIGKILL)
+            guard left > .zero, !isCancelled() else {
+                ended.timedOut = left <= .zero
+                ended.cancelled = left > .zero
+                kill(-pid, SIGKILL)
                 break
             }
             var polled = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            let milliseconds = Int32(min(1000, max(1, left.components.seconds * 1000 + 1)))
+            let milliseconds = Int32(min(100, max(1, left.components.seconds * 1000 + 1)))
             guard poll(&polled, nfds_t(polled.count), milliseconds) >= 0 || errno == EINTR else { break }
             for entry in polled where entry.revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }

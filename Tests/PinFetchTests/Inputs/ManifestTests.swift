@@ -110,11 +110,15 @@ struct ManifestTests {
     }
 
     static let bad = [
-        Bad(text: "ftp://a.example/x", line: 1, reason: "expected an http:// or https:// URL first"),
-        Bad(text: "http://", line: 1, reason: "expected an http:// or https:// URL first"),
+        Bad(text: "ftp://a.example/x", line: 1, reason: "expected an http://, https:// or s3:// URL first"),
+        Bad(text: "http://", line: 1, reason: "expected an http://, https:// or s3:// URL first"),
         // 0x0F | 0x20 is "/": only letters are folded to lower case (found by ManifestFuzz).
-        Bad(text: "https:\u{0F}/example.com/x.bin", line: 1, reason: "expected an http:// or https:// URL first"),
-        Bad(text: "a.example/x sha256:\(hexA)", line: 1, reason: "expected an http:// or https:// URL first"),
+        Bad(
+            text: "https:\u{0F}/example.com/x.bin",
+            line: 1,
+            reason: "expected an http://, https:// or s3:// URL first"
+        ),
+        Bad(text: "a.example/x sha256:\(hexA)", line: 1, reason: "expected an http://, https:// or s3:// URL first"),
         Bad(text: "# ok\n\nhttps://a.example/x\nout.bin https://a.example/y", line: 4, reason: "URL first"),
         Bad(text: "https://a.example/x sha256:12", line: 1, reason: "malformed checksum"),
         Bad(text: "https://a.example/x sha256:\(hexA)0", line: 1, reason: "malformed checksum"),

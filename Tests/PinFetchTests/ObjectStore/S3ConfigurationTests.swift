@@ -20,12 +20,22 @@ struct S3ConfigurationTests {
     @Test(arguments: [
         "s3://Upper/k", "s3://ab/k", "s3://-bad/k", "s3://a..b/k", "s3://bucket", "s3://bucket/",
         "s3://bucket_x/k", "s3://bucket/a\u{7}b",
+        // A dot segment is removed before sending: another bucket, or the bucket's listing.
+        "s3://priv/../other/secret.txt", "s3://priv/x/..", "s3://priv/..", "s3://priv/a/./b",
     ])
     func `a bucket S3 does not allow, no key or a control character is bad input`(text: String) {
         #expect(throws: PinFetchError.self) { try S3Location(text, region: "us-east-1") }
     }
 
     /// A server never chooses an object to be signed for: `Location: s3://…` is no redirect.
+    /// A region and an endpoint end up in the URL: a region is a name, an endpoint has no query.
+    @Test func `a region that is no name, or an endpoint with a query, is bad input`() throws {
+        var configuration = S3Configuration(environment: ["HOME": "/nonexistent", "AWS_REGION": "foo@127.0.0.1:1/"])
+        #expect(throws: PinFetchError.self) { try HTTPURL.objectStore("s3://bucket/k", configuration) }
+        configuration = S3Configuration(environment: ["HOME": "/nonexistent", "AWS_ENDPOINT_URL": "http://h.test?x=1"])
+        #expect(throws: PinFetchError.self) { try HTTPURL.objectStore("s3://bucket/k", configuration) }
+    }
+
     @Test func `an s3 Location is not followed`() throws {
         #expect(try HTTPURL("https://h.test/f").resolving(location: "s3://other-bucket/secret") == nil)
         #expect(try HTTPURL("s3://artifacts/a").resolving(location: "S3://artifacts/b") == nil)
@@ -103,6 +113,13 @@ struct S3ConfigurationTests {
             let config = try chain(["AWS_PROFILE": "cfg"])
             #expect(config?.accessKeyID == "CFGKEY" && config?.sessionToken == "t")
             #expect(throws: PinFetchError.self) { try chain(["AWS_ACCESS_KEY_ID": "ONLYKEY"]) }
+            // A line break in a credential would be a header of its own.
+            let injected = #expect(throws: PinFetchError.self) {
+                try chain([
+                    "AWS_ACCESS_KEY_ID": "K", "AWS_SECRET_ACCESS_KEY": "s", "AWS_SESSION_TOKEN": "t\r\nX-Injected: 1",
+                ])
+            }
+            #expect(injected?.code == .authentication && injected?.message.contains("control character") == true)
             #expect(try chain(["HOME": home + "/none"]) == nil)  // unsigned
         }
     }
@@ -140,6 +157,12 @@ struct S3ConfigurationTests {
                 )
         )
         #expect(S3ErrorBody(Array("<html>nope</html>".utf8)) == nil)
+        // AWS answers an expired or invalid token with 400: still exit 6.
+        let expired = S3ErrorBody(Array("<Error><Code>InvalidToken</Code><Message>m</Message></Error>".utf8))
+        #expect(
+            expired?.applied(to: .fail(.serverResponse, "HTTP 400"), status: 400)
+                == .fail(.authentication, "HTTP 400, S3 InvalidToken: m")
+        )
     }
 
     /// S3 ignores `If-Range`: a resume of an object also sends `If-Match`, and its `412` starts over.

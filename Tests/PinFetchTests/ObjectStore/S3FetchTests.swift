@@ -156,6 +156,12 @@ import Testing
                 atomically: true,
                 encoding: .utf8
             )
+            let expired = "\(work)/expired.sh"
+            try """
+            #!/bin/sh
+            echo '{"Version": 1, "AccessKeyId": "K", "SecretAccessKey": "S", "Expiration": "2000-01-01T00:00:00Z"}'
+            """.write(toFile: expired, atomically: true, encoding: .utf8)
+            chmod(expired, 0o755)
             let garbage = "\(work)/garbage.sh"
             try "#!/bin/sh\necho 'not json'\n".write(toFile: garbage, atomically: true, encoding: .utf8)
             for script in [good, failing, garbage] { chmod(script, 0o755) }
@@ -166,6 +172,8 @@ import Testing
             credential_process = \(failing)
             [profile garbage]
             credential_process = \(garbage)
+            [profile expired]
+            credential_process = \(expired)
             """.write(toFile: "\(work)/.aws/config", atomically: true, encoding: .utf8)
             var environment = moto.environment(home: work, keys: false)
             environment["AWS_PROFILE"] = "good"
@@ -180,6 +188,7 @@ import Testing
             for (profile, reason) in [
                 ("failing", "credential_process of profile failing failed (exit 3): token expired: run sso login"),
                 ("garbage", "credential_process of profile garbage printed no credentials"),
+                ("expired", "the AWS credentials from credential_process of profile expired expired at 2000-01-01"),
             ] {
                 environment["AWS_PROFILE"] = profile
                 let failed = try await Self.pinfetch(
@@ -260,6 +269,48 @@ import Testing
             #expect(!second.standardError.contains(moto.secretAccessKey))
             let same1 = contents(output) == Self.body
             #expect(same1)
+        }
+    }
+
+    /// A checksum file and a manifest in the bucket are read from the bucket, signed (never as
+    /// the local path `./s3:/BUCKET/KEY`), and a manifest line may name `s3://` objects.
+    @Test func `a checksum file and a manifest in a bucket are read from it`() async throws {
+        try await Self.withObject { moto, work in
+            try await moto.put(
+                Array("\(Fixtures.sha256(Self.body))  releases/v1/tool +x ü.tar.gz\n".utf8),
+                bucket: "artifacts",
+                key: "releases/SHA256SUMS"
+            )
+            // A manifest's tokens are separated by blanks: a key without any.
+            try await moto.put(Self.body, bucket: "artifacts", key: "releases/plain.tgz")
+            try await moto.put(
+                Array("s3://artifacts/releases/plain.tgz sha256:\(Fixtures.sha256(Self.body)) from-manifest\n".utf8),
+                bucket: "artifacts",
+                key: "releases/manifest"
+            )
+            let environment = moto.environment(home: work)
+            let child = try ChildProcess(
+                try EndToEndTests.pinfetchExecutable(),
+                [
+                    "--no-cache", "--retries", "0", "-q", "-o", "\(work)/out", "--checksum-file",
+                    "s3://artifacts/releases/SHA256SUMS",
+                    "s3://artifacts/\(Self.key)",
+                ],
+                logs: "\(work)/sums",
+                environment: environment
+            )
+            try await child.wait(timeout: .seconds(60))
+            #expect(Self.status(child) == 0, "\(child.transcript)")
+            let same = contents("\(work)/out") == Self.body
+            #expect(same)
+            let manifest = try await Self.pinfetch(
+                ["-P", "\(work)/m", "-i", "s3://artifacts/releases/manifest"],
+                environment,
+                in: work
+            )
+            #expect(Self.status(manifest) == 0, "\(manifest.transcript)")
+            let listed = contents("\(work)/m/from-manifest") == Self.body
+            #expect(listed)
         }
     }
 
