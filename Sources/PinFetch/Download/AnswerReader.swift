@@ -87,6 +87,7 @@ final class AnswerReader: TransferDelegate {
 
     override func prepareForNextResponse() {
         self.context.condition = nil
+        self.errorBody = nil  // an earlier hop's error body is never the next answer's
         super.prepareForNextResponse()
     }
 
