@@ -50,11 +50,13 @@ package final class S3CredentialChain: Sendable {
         self.configuration = configuration
     }
 
-    /// The credentials to sign with now, or `nil` for unsigned requests.
+    /// The credentials to sign with now, or `nil` for unsigned requests; a `credential_process`
+    /// is killed once `isCancelled` says so.
     /// - Throws: ``PinFetchError/Code/authentication`` (exit 6) for half a key pair in the
-    ///   environment, a profile named by `AWS_PROFILE` that neither file has, or a
+    ///   environment, a profile named by `AWS_PROFILE` that neither file has, a
     ///   `credential_process` that fails, hangs past ``processTimeout`` seconds or answers
-    ///   something else than its JSON.
+    ///   something else than its JSON, credentials that hold a control character, or an
+    ///   `Expiration` that has passed; ``PinFetchError/Code/cancelled`` when cancelled meanwhile.
     package func current(isCancelled: () -> Bool = { false }) throws(PinFetchError) -> S3Credentials? {
         try self.cached.withLock { (cached: inout S3Credentials??) throws(PinFetchError) -> S3Credentials? in
             if let known = cached, known?.expiration.map({ $0.timeIntervalSinceNow > 60 }) ?? true { return known }
