@@ -26,7 +26,9 @@ final class AnswerReader: TransferDelegate {
     /// message; a `403` is an authentication failure).
     var finalDecision: AnswerDecision? {
         guard let decision, let body = self.errorBody, let status = self.head?.status else { return decision }
-        if let region = self.head?.value("x-amz-bucket-region"), case .fail(_, let message) = decision,
+        // Only a region other than the one signed for is the reason (S3 may name the bucket's own on any answer).
+        if let region = self.head?.value("x-amz-bucket-region"), region != S3Configuration.process.region,
+            case .fail(_, let message) = decision,
             region.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
         {
             // S3's PermanentRedirect (301) and AuthorizationHeaderMalformed (400) for another region.
