@@ -122,6 +122,11 @@ final class EasyHandle: @unchecked Sendable {
                     }
                 )
             }
+            if request.method == .post {
+                let form = request.form ?? ""
+                set(ccurl_easy_setopt_off_t(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(form.utf8.count)))
+                set(ccurl_easy_setopt_pointer(raw, CURLOPT_COPYPOSTFIELDS, form))
+            }
             if forbidReuse { set(ccurl_easy_setopt_long(raw, CURLOPT_FORBID_REUSE, 1)) }
             if request.freshConnection { set(ccurl_easy_setopt_long(raw, CURLOPT_FRESH_CONNECT, 1)) }
             if let seconds = request.connectTimeout {

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// What one request asks of libcurl.
 struct TransferRequest {
-    enum Method { case head, get, put }
+    enum Method { case head, get, put, post }
     var url: String
     /// `scheme://host:port` of ``url``, when the caller knows it (saves parsing the URL again).
     var origin: String?
@@ -39,6 +39,9 @@ struct TransferRequest {
     var ownConnection: Bool = false
     /// The body of a `put`: a file read from its start (``UploadSource``).
     var upload: UploadSource?
+    /// The body of a `post`: a form, `application/x-www-form-urlencoded` (the caller's
+    /// `Content-Type`), copied by libcurl (`CURLOPT_COPYPOSTFIELDS`).
+    var form: String?
     /// Sign with AWS Signature Version 4 (libcurl's `CURLOPT_AWS_SIGV4`): `provider` is
     /// libcurl's `aws:amz:REGION:SERVICE`, `user` is `KEY:SECRET`. The caller adds the
     /// `x-amz-content-sha256` field libcurl signs but does not add itself (7.88).

@@ -38,7 +38,7 @@ final class AnswerReader: TransferDelegate {
         if let error = S3ErrorBody(body) { return error.applied(to: decision, status: status) }
         guard status == 403, case .fail(_, let message) = decision else { return decision }
         // A 403 without S3's error body: a store that says nothing more (an unsigned request).
-        let unsigned = (try? S3CredentialChain.process.current()) == nil
+        let unsigned = S3CredentialChain.process.known == nil
         return .fail(
             .authentication,
             message + (unsigned ? ", and the request was unsigned: no AWS credentials were found" : "")

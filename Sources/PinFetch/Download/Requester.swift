@@ -35,11 +35,13 @@ struct Requester: Sendable {
     /// Whether the run was cancelled or the file's time ran out: what stops a long step.
     var shouldStop: Bool { self.control.isCancelled || self.deadline.isPast }
 
-    /// Signs `request` for `object` (``S3Signing/sign(_:for:payloadSHA256:)``); with `-v` it
+    /// Signs `request` for `object` (``S3Signing/sign(_:for:payloadSHA256:on:isCancelled:)``); with `-v` it
     /// says with which key id (never the secret) and from where.
     /// - Throws: ``PinFetchError/Code/authentication`` when the credentials cannot be had.
-    func sign(_ request: inout TransferRequest, for object: S3Location) throws(PinFetchError) {
-        let credentials = try S3Signing.sign(&request, for: object) { [control = self.control] in control.isCancelled }
+    func sign(_ request: inout TransferRequest, for object: S3Location, on easy: EasyHandle) throws(PinFetchError) {
+        let credentials = try S3Signing.sign(&request, for: object, on: easy) { [control = self.control] in
+            control.isCancelled
+        }
         guard self.reporter.isListening else { return }
         self.reporter.decide(
             credentials.map {
@@ -104,7 +106,7 @@ struct Requester: Sendable {
             request.ownConnection = ownConnection
             // HEAD is advisory: a server that never answers it must not hold the GET.
             if method == .head { request.answerTimeout = Self.headAnswerTimeout }
-            if onOrigin, let object = current.s3 { try self.sign(&request, for: object) }
+            if onOrigin, let object = current.s3 { try self.sign(&request, for: object, on: easy) }
             if self.reporter.isListening {
                 self.reporter.report(
                     .request(

@@ -26,11 +26,17 @@ package struct S3Credentials: Sendable, Equatable {
 /// when temporary ones are about to expire (AWS SDKs and Tools Reference Guide, "Credential
 /// provider chain"):
 /// 1. `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`);
-/// 2. the profile's keys in the credentials file (`aws_access_key_id`, …);
-/// 3. the profile's `credential_process` in the config file: run without a shell, its JSON
+/// 2. a web identity token traded for a role's keys (``WebIdentityRole``):
+///    `AWS_WEB_IDENTITY_TOKEN_FILE` and `AWS_ROLE_ARN`, or the profile's
+///    `web_identity_token_file` and `role_arn`;
+/// 3. the profile's keys in the credentials file (`aws_access_key_id`, …);
+/// 4. the profile's `credential_process` in the config file: run without a shell, its JSON
 ///    (`Version` 1, `AccessKeyId`, `SecretAccessKey`, `SessionToken`, `Expiration`) read;
-/// 4. the profile's keys in the config file;
-/// 5. none: requests go unsigned (a public bucket).
+/// 5. the profile's keys in the config file;
+/// 6. none: requests go unsigned (a public bucket).
+///
+/// A profile that assumes a role from another profile (`role_arn` with `source_profile` or
+/// `credential_source`) is refused rather than read as unsigned.
 package final class S3CredentialChain: Sendable {
     private let environment: [String: String]
     private let configuration: S3Configuration
@@ -50,17 +56,28 @@ package final class S3CredentialChain: Sendable {
         self.configuration = configuration
     }
 
+    /// The credentials found last (``current(exchangingOn:transport:isCancelled:)``), without
+    /// looking again: `nil` before the first look and for unsigned requests.
+    var known: S3Credentials? { self.cached.withLock { $0 ?? nil } }
+
     /// The credentials to sign with now, or `nil` for unsigned requests; a `credential_process`
-    /// is killed once `isCancelled` says so.
+    /// is killed once `isCancelled` says so. A web identity is traded with STS on `easy` (with
+    /// `transport`), before the request it signs.
     /// - Throws: ``PinFetchError/Code/authentication`` (exit 6) for half a key pair in the
-    ///   environment, a profile named by `AWS_PROFILE` that neither file has, a
+    ///   environment, a profile named by `AWS_PROFILE` that neither file has, a web identity
+    ///   token that cannot be read or that STS refuses, a role assumed from another profile, a
     ///   `credential_process` that fails, hangs past ``processTimeout`` seconds or answers
     ///   something else than its JSON, credentials that hold a control character, or an
-    ///   `Expiration` that has passed; ``PinFetchError/Code/cancelled`` when cancelled meanwhile.
-    package func current(isCancelled: () -> Bool = { false }) throws(PinFetchError) -> S3Credentials? {
+    ///   `Expiration` that has passed; ``PinFetchError/Code/network`` when STS cannot be reached;
+    ///   ``PinFetchError/Code/cancelled`` when cancelled meanwhile.
+    func current(
+        exchangingOn easy: EasyHandle? = nil,
+        transport: TransportSettings = TransportSettings(),
+        isCancelled: @escaping () -> Bool = { false }
+    ) throws(PinFetchError) -> S3Credentials? {
         try self.cached.withLock { (cached: inout S3Credentials??) throws(PinFetchError) -> S3Credentials? in
             if let known = cached, known?.expiration.map({ $0.timeIntervalSinceNow > 60 }) ?? true { return known }
-            let found = try self.find(isCancelled)
+            let found = try self.find(easy, transport, isCancelled)
             if let found {
                 // Each goes into a header: a line break would be a header of its own.
                 let fields = [found.accessKeyID, found.secretAccessKey, found.sessionToken ?? ""]
@@ -83,7 +100,11 @@ package final class S3CredentialChain: Sendable {
         }
     }
 
-    private func find(_ isCancelled: () -> Bool) throws(PinFetchError) -> S3Credentials? {
+    private func find(
+        _ easy: EasyHandle?,
+        _ transport: TransportSettings,
+        _ isCancelled: @escaping () -> Bool
+    ) throws(PinFetchError) -> S3Credentials? {
         func value(_ name: String) -> String? { self.environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         switch (value("AWS_ACCESS_KEY_ID"), value("AWS_SECRET_ACCESS_KEY")) {
         case (let id?, let secret?):
@@ -103,6 +124,22 @@ package final class S3CredentialChain: Sendable {
         let profile = self.configuration.profile
         let credentialsFile = AWSConfigFile(path: self.configuration.credentialsFile).credentials(profile)
         let config = AWSConfigFile(path: self.configuration.configFile).profile(profile)
+        if let role = try WebIdentityRole.configured(
+            environment: self.environment,
+            profile: config,
+            configuration: self.configuration
+        ) {
+            guard let easy else { throw PinFetchError(.generic, "a web identity needs a handle to reach STS") }
+            return try role.assume(on: easy, transport: transport, isCancelled: isCancelled)
+        }
+        if config["role_arn"] != nil {
+            throw PinFetchError(
+                .authentication,
+                "profile \(profile) in \(self.configuration.configFile) assumes a role from another profile "
+                    + "(role_arn), which pinfetch does not do; a credential_process of "
+                    + "`aws configure export-credentials --profile \(profile) --format process` does"
+            )
+        }
         if let keys = Self.keys(credentialsFile, source: "profile \(profile) in \(self.configuration.credentialsFile)")
         {
             return keys

@@ -30,7 +30,7 @@ struct S3ErrorBody: Equatable {
     }
 
     /// The text of the first `<name>…</name>`, its five predefined entities decoded.
-    private static func element(_ name: String, in text: String) -> String? {
+    static func element(_ name: String, in text: String) -> String? {
         guard let open = text.firstRange(of: "<\(name)>"),
             let close = text[open.upperBound...].firstRange(of: "</\(name)>")
         else { return nil }

@@ -47,7 +47,7 @@ struct RemoteCacheSource: Source {
         request.netrc = true  // its own host's entry
         if let object = url.s3 {
             do throws(PinFetchError) {
-                try S3Signing.sign(&request, for: object)
+                try S3Signing.sign(&request, for: object, on: context.easy) { control.isCancelled }
             } catch {
                 context.reporter.warn("remote cache \(url.redacted): \(error.message); fetching from the mirrors")
                 return .passed
@@ -198,7 +198,7 @@ struct RemoteCacheSource: Source {
             // then computes another signature: an object store takes the 100-continue.
             request.headers.removeAll { $0 == "Expect:" }
             do throws(PinFetchError) {
-                try S3Signing.sign(&request, for: object, payloadSHA256: pin.hex)
+                try S3Signing.sign(&request, for: object, payloadSHA256: pin.hex, on: easy)
             } catch {
                 requester.reporter.warn("\(shown): \(error.message); not uploaded, the file is in place")
                 return
