@@ -225,7 +225,8 @@ public enum CommandLineTool {
                 }
             }
             let pin = job.pin.map { "\($0)" }
-            let urls = job.mirrors.map(Redaction.url)
+            // As given: an s3:// object as s3://, not its endpoint's URL.
+            let urls = (try? job.urls.get())?.map(\.redacted) ?? job.mirrors.map(Redaction.url)
             if arguments.json {
                 output.standardOutput(DryRunReport(job: job, urls: urls, pin: pin, action: action).line() + "\n")
             } else {

@@ -106,7 +106,21 @@ struct Requester: Sendable {
             request.ownConnection = ownConnection
             // HEAD is advisory: a server that never answers it must not hold the GET.
             if method == .head { request.answerTimeout = Self.headAnswerTimeout }
-            if onOrigin, let object = current.s3 { try self.sign(&request, for: object, on: easy) }
+            if onOrigin, let object = current.s3 {
+                try self.sign(&request, for: object, on: easy)
+                // An `Authorization` of -u or -H would replace libcurl's signature.
+                if request.signing != nil,
+                    request.headers.contains(where: { Self.fieldName(of: $0) == "authorization" })
+                {
+                    request.headers.removeAll { Self.fieldName(of: $0) == "authorization" }
+                    headers.removeAll { Self.fieldName(of: $0) == "authorization" }
+                    if opensFile, hops == 0 {
+                        self.reporter.warn(
+                            "\(object.text) is signed with AWS keys: the Authorization of -u/-H is not sent to it"
+                        )
+                    }
+                }
+            }
             if self.reporter.isListening {
                 self.reporter.report(
                     .request(

@@ -96,4 +96,79 @@ import Testing
             }
         }
     }
+
+    @Test func `-u and -H Authorization are not sent to a signed object, and a warning says so`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Self.new, etag: "\"v\"")) { bucket in
+            try await withTemporaryDirectory { work in
+                let environment = [
+                    "HOME": work, "AWS_ENDPOINT_URL_S3": bucket.baseURL, "AWS_ACCESS_KEY_ID": "AKIATEST",
+                    "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1", "AWS_PROFILE": "",
+                    "AWS_SESSION_TOKEN": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "",
+                ]
+                for option in [["-u", "me:password"], ["-H", "Authorization: Bearer abc"]] {
+                    let run = try await S3FetchTests.pinfetch(
+                        option + ["-o", "\(work)/out", "--sha256", Fixtures.sha256(Self.new), "s3://builds/app.bin"],
+                        environment,
+                        in: work
+                    )
+                    #expect(S3FetchTests.status(run) == 0, "\(run.transcript)")
+                    #expect(
+                        run.standardError.contains("the Authorization of -u/-H is not sent"),
+                        "\(run.standardError)"
+                    )
+                    try? FileManager.default.removeItem(atPath: "\(work)/out")
+                }
+                #expect(bucket.requests.count >= 2)
+                for request in bucket.requests {
+                    #expect(request.headers(named: "Authorization").count == 1)
+                    #expect(request.header("Authorization")?.hasPrefix("AWS4-HMAC-SHA256 Credential=AKIATEST/") == true)
+                }
+            }
+        }
+    }
+
+    @Test func `a remote cache bucket that refuses is named with S3's code, and the origin serves the file`()
+        async throws
+    {
+        try await withMoto { moto in
+            try await moto.makeBucket("fleet-cache")
+            try await withTestHTTPServer(serving: TestResource(body: Self.new)) { origin in
+                try await withTemporaryDirectory { work in
+                    var environment = moto.environment(home: work)
+                    environment["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+                    let run = try await S3FetchTests.pinfetch(
+                        [
+                            "--remote-cache", "s3://fleet-cache/pinfetch", "-o", "\(work)/out", "--sha256",
+                            Fixtures.sha256(Self.new), origin.url("/app.bin"),
+                        ],
+                        environment,
+                        in: work
+                    )
+                    #expect(S3FetchTests.status(run) == 0, "\(run.transcript)")
+                    let same = contents("\(work)/out") == Self.new
+                    #expect(same)
+                    #expect(
+                        run.standardError.contains("HTTP 403, S3 SignatureDoesNotMatch; fetching from the mirrors"),
+                        "\(run.standardError)"
+                    )
+                }
+            }
+        }
+    }
+
+    @Test func `--dry-run shows an object as s3:// and asks nothing`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Self.new)) { bucket in
+            try await withTemporaryDirectory { work in
+                let run = try await S3FetchTests.pinfetch(
+                    ["--dry-run", "-o", "\(work)/out", "s3://builds/app.bin"],
+                    ["HOME": work, "AWS_ENDPOINT_URL_S3": bucket.baseURL],
+                    in: work
+                )
+                #expect(S3FetchTests.status(run) == 0, "\(run.transcript)")
+                #expect(run.standardOutput.contains(#""mirrors":["s3://builds/app.bin"]"#), "\(run.standardOutput)")
+                #expect(!run.standardOutput.contains(bucket.baseURL))
+                #expect(bucket.requests.isEmpty)
+            }
+        }
+    }
 }

@@ -27,13 +27,15 @@ struct RemoteCacheSource: Source {
         let placed = try PartialFile(path: path, fresh: true, partialOf: context.sidecars.destination)
         defer { try? FileSystem.remove(path) }  // gone once renamed; else nothing stays behind
         let makeReader = { (origin: BlobReader.Origin) in
-            BlobReader(
+            let reader = BlobReader(
                 partial: placed,
                 algorithm: pin.algorithm,
                 limit: options.maximumFileSize,
                 timeout: options.remoteCacheTimeout,
                 origin: origin
             ) { control.isCancelled }
+            reader.readsErrorBody = url.s3 != nil
+            return reader
         }
         var request = TransferRequest(
             url: url.wireText,
@@ -90,7 +92,8 @@ struct RemoteCacheSource: Source {
                 context.reporter.decide("\(shown): not there")
             } else {
                 tried(PinFetchError.Code.serverResponse.description)
-                context.reporter.warn("\(shown): HTTP \(status); fetching from the mirrors")
+                let said = reader.errorBody.flatMap { S3ErrorBody($0) }.map { ", S3 \($0.code)" } ?? ""
+                context.reporter.warn("\(shown): HTTP \(status)\(said); fetching from the mirrors")
             }
             return answer
         }
@@ -213,134 +216,10 @@ struct RemoteCacheSource: Source {
         if (200..<300).contains(status) {
             requester.reporter.decide("\(shown): uploaded (\(size) bytes)")
         } else if status == 412, url.s3 != nil {
-            requester.reporter.decide("\(shown): already there (another upload came first)")
+            // A blob another run uploaded, or a corrupt one (caught on each read): never overwritten.
+            requester.reporter.decide("\(shown): an object is already there (412 to If-None-Match: *), left as it is")
         } else {
             requester.reporter.warn("\(shown): the upload was refused (HTTP \(status)); the file is in place")
         }
     }
-}
-
-/// Reads a remote cache blob into a file beside the destination, hashing it as it comes.
-///
-/// A cache costs seconds, then the mirrors are asked: a blob larger than the room left beside
-/// the destination is not taken (it would fill the disk from a cache), and after the first
-/// ``FetchOptions/remoteCacheTimeout`` seconds a blob must keep up with ``slowestRate``: by
-/// `timeout + t` seconds after its head, at least `t` seconds' worth of bytes at that rate (or
-/// all of it) must have come. A blob that trickles just above the stall floor is so given up
-/// seconds after the timeout, whatever length it announced (a rule by the announced length
-/// alone let `Content-Length: 10^9` at 40 kB/s hold the fetch for 16 minutes). A blob over
-/// ``checkedAbove`` bytes is taken only when its length is the origin's (its `HEAD`): a cache
-/// that announces 10 GB for a pinned file would otherwise fill the disk at loopback speed.
-final class BlobReader: TransferDelegate {
-    /// Bytes per second a blob must keep up with, after the first timeout's worth of seconds.
-    static let slowestRate: Int64 = 1 << 20
-    /// Bytes above which a blob's length is compared with the origin's.
-    static let checkedAbove: Int64 = 16 << 20
-
-    /// What the origin said of the file's length.
-    enum Origin {
-        /// Not asked yet: a blob over ``checkedAbove`` stops after its head (``needsOrigin``).
-        case notAsked
-        /// Asked: its `HEAD`'s length, `nil` when it gave none.
-        case asked(length: Int64?)
-    }
-
-    let partial: PartialFile
-    let digest: RunningDigest
-    let limit: Int64?
-    /// Seconds of grace before the blob must keep up with ``slowestRate``.
-    let timeout: Double
-    let origin: Origin
-    /// Set when the blob is over ``checkedAbove`` and the origin was not asked yet.
-    private(set) var needsOrigin = false
-    private(set) var written: Int64 = 0
-    private(set) var overLimit = false
-    /// Set when the blob fell behind ``slowestRate`` after the grace.
-    private(set) var tooSlow = false
-    /// When the blob's head came.
-    private var start: ContinuousClock.Instant?
-    /// Why an answer was not taken as a blob, if it was not.
-    private(set) var refusal: String?
-    private(set) var localFailure: PinFetchError?
-    private let cancelled: @Sendable () -> Bool
-
-    init(
-        partial: PartialFile,
-        algorithm: HashAlgorithm,
-        limit: Int64?,
-        timeout: Double,
-        origin: Origin,
-        cancelled: @escaping @Sendable () -> Bool
-    ) {
-        self.partial = partial
-        self.digest = RunningDigest(algorithm: algorithm)
-        self.limit = limit
-        self.timeout = timeout
-        self.origin = origin
-        self.cancelled = cancelled
-    }
-
-    override func receive(head: ResponseHead) -> Bool {
-        guard head.status == 200 else { return false }
-        guard !head.hasContentCoding else {
-            self.refusal = "a blob with a Content-Encoding"
-            return false
-        }
-        // A content-addressed store knows its blob's size: an answer without one could run on
-        // forever (and fill the disk), so it is not taken.
-        guard let length = head.contentLength else {
-            self.refusal =
-                head.framingError.map { "a blob whose framing is broken (\($0))" }
-                ?? "a blob without a Content-Length"
-            return false
-        }
-        if let limit = self.limit, length > limit {
-            self.overLimit = true
-            return false
-        }
-        if let free = self.partial.freeBytes(), length > free {
-            self.refusal = "a blob of \(length) bytes, more than the \(free) free beside the destination"
-            return false
-        }
-        if length > Self.checkedAbove {
-            switch self.origin {
-            case .notAsked:
-                self.needsOrigin = true
-                return false
-            case .asked(let known?) where known != length:
-                self.refusal = "a blob of \(length) bytes, where the origin announces \(known)"
-                return false
-            case .asked: break
-            }
-        }
-        self.start = .now
-        return true
-    }
-
-    override func progress(received: Int64) -> Bool {
-        guard let start = self.start else { return true }
-        let elapsed = ContinuousClock.now - start
-        let late = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18 - self.timeout
-        guard late > 0, Double(self.written) < late * Double(Self.slowestRate) else { return true }
-        self.tooSlow = true
-        return false
-    }
-
-    override func receive(body: UnsafeRawBufferPointer) -> Bool {
-        if let limit = self.limit, self.written + Int64(body.count) > limit {
-            self.overLimit = true
-            return false
-        }
-        do throws(PinFetchError) {
-            try self.partial.write(body, at: self.written)
-        } catch {
-            self.localFailure = error
-            return false
-        }
-        self.digest.update(body)
-        self.written += Int64(body.count)
-        return true
-    }
-
-    override var isCancelled: Bool { self.cancelled() }
 }
