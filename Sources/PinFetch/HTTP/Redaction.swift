@@ -125,6 +125,37 @@ package enum Redaction {
         return result + rest
     }
 
+    /// `line` (what a helper program printed on its standard error) redacted as ``text(_:)``
+    /// does, and with every run of 20 or more key characters (letters, digits, `+/_.~-`) that
+    /// mixes upper-case letters, lower-case letters and digits replaced by `***`: an access
+    /// key's secret, a session token, a JWT. A helper that fails may print what it holds;
+    /// paths and words rarely mix all three.
+    package static func helperLine(_ line: String) -> String {
+        var result = ""
+        var run = ""
+        func flush() {
+            let scalars = run.unicodeScalars
+            let mixed =
+                scalars.contains { ("A"..."Z").contains($0) } && scalars.contains { ("a"..."z").contains($0) }
+                && scalars.contains { ("0"..."9").contains($0) }
+            result += scalars.count >= 20 && mixed ? "***" : run
+            run = ""
+        }
+        for scalar in Self.text(line).unicodeScalars {
+            if scalar.isASCII,
+                scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "+/_.~-".unicodeScalars.contains(scalar)
+            {
+                run.unicodeScalars.append(scalar)
+            } else {
+                flush()
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        flush()
+        return result
+    }
+
     /// A URL that may be malformed (a password holding an unencoded `/`, `?` or `#` ends the
     /// authority early, so ``url(_:)`` cannot find it) for an error message: everything
     /// between `://` and the last `@` is hidden.

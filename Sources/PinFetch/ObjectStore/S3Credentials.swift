@@ -204,7 +204,7 @@ package final class S3CredentialChain: Sendable {
             throw PinFetchError(.authentication, "\(name) gave no answer within \(Text.number(Self.processTimeout)) s")
         }
         guard ended.status == 0 else {
-            let why = ended.firstErrorLine.isEmpty ? "" : ": \(Redaction.text(ended.firstErrorLine))"
+            let why = ended.firstErrorLine.isEmpty ? "" : ": \(Redaction.helperLine(ended.firstErrorLine))"
             throw PinFetchError(
                 .authentication,
                 "\(name) failed (\(ended.status.map { "exit \($0)" } ?? "killed by a signal"))\(why)"

@@ -166,3 +166,18 @@ struct SecretsTests {
         }
     }
 }
+
+/// What a helper program printed when it failed is shown without what looks like a secret.
+struct HelperLineTests {
+    @Test func `keys, tokens and JWTs are hidden; paths, words and key ids stay`() {
+        let line =
+            "denied: AKIAIOSFODNN7EXAMPLE/wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY at /usr/local/bin/aws-helper-v2 "
+            + "token=eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjaSJ9.c2lnbmF0dXJl (http://u:pw@proxy:3128)"
+        #expect(
+            Redaction.helperLine(line)
+                == "denied: *** at /usr/local/bin/aws-helper-v2 token=*** (http://***@proxy:3128)"
+        )
+        #expect(Redaction.helperLine("AKIAIOSFODNN7EXAMPLE is not valid") == "AKIAIOSFODNN7EXAMPLE is not valid")
+        #expect(Redaction.helperLine("run: aws sso login --profile ci") == "run: aws sso login --profile ci")
+    }
+}

@@ -151,11 +151,14 @@ import Testing
             echo '{"Version": 1, "AccessKeyId": "\(moto.accessKeyID)", "SecretAccessKey": "\(moto.secretAccessKey)"}'
             """.write(toFile: good, atomically: true, encoding: .utf8)
             let failing = "\(work)/failing.sh"
-            try "#!/bin/sh\necho 'token expired: run sso login' >&2\nexit 3\n".write(
-                toFile: failing,
-                atomically: true,
-                encoding: .utf8
-            )
+            // It prints what it holds: the secret is hidden, the rest of the line shown.
+            try
+                "#!/bin/sh\necho 'token expired for wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY: run sso login' >&2\nexit 3\n"
+                .write(
+                    toFile: failing,
+                    atomically: true,
+                    encoding: .utf8
+                )
             let expired = "\(work)/expired.sh"
             try """
             #!/bin/sh
@@ -186,7 +189,10 @@ import Testing
             let same5 = contents("\(work)/out") == Self.body
             #expect(same5)
             for (profile, reason) in [
-                ("failing", "credential_process of profile failing failed (exit 3): token expired: run sso login"),
+                (
+                    "failing",
+                    "credential_process of profile failing failed (exit 3): token expired for ***: run sso login"
+                ),
                 ("garbage", "credential_process of profile garbage printed no credentials"),
                 ("expired", "the AWS credentials from credential_process of profile expired expired at 2000-01-01"),
             ] {
