@@ -41,6 +41,14 @@ public struct FetchOptions: Sendable {
     /// `user:password` sent as Basic credentials (RFC 7617) to each mirror's origin, never after
     /// a redirect leaves it; a header `Authorization` given in ``headers`` wins. `nil` for none.
     public var credentials: String? = nil
+    /// Programs that give a request's header fields (``CredentialHelper``, Bazel's protocol),
+    /// chosen by the host each request goes to; their fields go to that request only, and
+    /// never to another origin a redirect leads to (that origin's own helper is asked).
+    public var credentialHelpers: [CredentialHelper] = []
+    /// Seconds a credential helper may run before it is killed (exit 6).
+    public var credentialHelperTimeout: Double = 10
+    /// The helpers' answers, kept until they expire; shared by the copies of these options.
+    package let credentialHelperAnswers = CredentialHelperAnswers()
     /// A netrc file: the `login` and `password` of the `machine` entry (or `default`) for the host
     /// each request goes to, matched by libcurl; only while a request stays on its mirror's origin.
     /// `nil` for none. Read once when the fetch starts (as are ``caBundleFile``,

@@ -80,6 +80,31 @@ extension OptionTable {
             arguments.options.netrcFile = try Arguments.readableFile(option.value, for: option.spelling)
         },
         OptionSpec(
+            "--credential-helper",
+            .value(placeholder: "[HOST=]PATH"),
+            repeatable: true,
+            help: [
+                "program giving the header fields for HOST's requests (Bazel's",
+                "protocol: PATH get; HOST may be *.DOMAIN; without HOST, any host)",
+            ]
+        ) { arguments, option throws(ArgumentError) in
+            let helper: CredentialHelper
+            do throws(PinFetchError) { helper = try CredentialHelper(parsing: option.value) } catch {
+                throw .malformed(error.message)
+            }
+            guard helper.isRunnable else {
+                throw .refused(option: option.spelling, reason: "'\(helper.path)' is no program that can be run")
+            }
+            arguments.options.credentialHelpers.append(helper)
+        },
+        OptionSpec(
+            "--credential-helper-timeout",
+            .value(placeholder: "S"),
+            help: ["seconds a credential helper may run (default 10; exit 6)"]
+        ) { arguments, option throws(ArgumentError) in
+            arguments.options.credentialHelperTimeout = try option.seconds(positive: true)
+        },
+        OptionSpec(
             "--cacert",
             .value(placeholder: "FILE"),
             help: [

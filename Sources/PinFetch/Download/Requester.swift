@@ -50,6 +50,29 @@ struct Requester: Sendable {
         )
     }
 
+    /// The header lines the credential helper for `url`'s host gives (none without one);
+    /// with `-v` a line says which helper was asked (never what it gave).
+    /// - Throws: ``PinFetchError/Code/authentication`` when the helper fails, hangs or answers
+    ///   garbage (``CredentialHelperAnswers``).
+    func helperHeaders(for url: HTTPURL) throws(PinFetchError) -> [String] {
+        guard !self.options.credentialHelpers.isEmpty,
+            let answer = try self.options.credentialHelperAnswers.headers(
+                for: url.wireText,
+                host: url.host,
+                helpers: self.options.credentialHelpers,
+                timeout: self.options.credentialHelperTimeout,
+                isCancelled: { self.control.isCancelled }
+            )
+        else { return [] }
+        if answer.asked, self.reporter.isListening {
+            let names = Set(answer.lines.map { $0.prefix { $0 != ":" } }).sorted().joined(separator: ", ")
+            self.reporter.decide(
+                "credential helper \(answer.helper) for \(url.host): \(names.isEmpty ? "no header fields" : names)"
+            )
+        }
+        return answer.lines
+    }
+
     /// Performs one request to mirror `mirror` on `easy`, following redirects itself (at most
     /// ``FetchOptions/maximumRedirects``), so each attempt re-resolves an expired signed target.
     ///
@@ -106,6 +129,10 @@ struct Requester: Sendable {
             request.ownConnection = ownConnection
             // HEAD is advisory: a server that never answers it must not hold the GET.
             if method == .head { request.answerTimeout = Self.headAnswerTimeout }
+            // A credential helper's fields, for this hop's host; a -H of the same name wins.
+            let helped = try self.helperHeaders(for: current)
+            let given = Set(request.headers.map(Self.fieldName(of:)))
+            request.headers += helped.filter { !given.contains(Self.fieldName(of: $0)) }
             if onOrigin, let object = current.s3 {
                 try self.sign(&request, for: object, on: easy)
                 // An `Authorization` of -u or -H would replace libcurl's signature.
@@ -129,7 +156,7 @@ struct Requester: Sendable {
                         url: current.redacted,
                         headers: headers.map {
                             userHeaders.contains($0) ? Redaction.hidingValue($0) : Redaction.headerLine($0)
-                        }
+                        } + helped.filter { request.headers.contains($0) }.map(Redaction.hidingValue)
                     )
                 )
             }

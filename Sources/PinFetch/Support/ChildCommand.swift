@@ -120,7 +120,7 @@ struct ChildCommand {
     }
 
     /// `program` itself when it holds a `/`, else the first executable of that name in `PATH`.
-    private static func resolve(_ program: String) -> String? {
+    static func resolve(_ program: String) -> String? {
         if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {

@@ -146,7 +146,7 @@ final class MirrorSource: Source {
         // with a plain `Range`, and the pin decides.
         if !recovery.checkpoint.names(self.mirrors.urls[self.mirrors.current]) {
             self.reporter.decide(
-                "the partial came from \(recovery.checkpoint.url), not a mirror of this run: the pin decides"
+                "the partial came from \(Redaction.url(recovery.checkpoint.url)), not a mirror of this run: the pin decides"
             )
             self.partial.state.crossMirror = true
         }
@@ -174,7 +174,7 @@ final class MirrorSource: Source {
                 .restarted(
                     path: self.destination,
                     reason: "the partial came from \(Redaction.url(checkpoint.url)), not"
-                        + " \(Redaction.url(self.mirrors.urls[self.mirrors.current].text)); without a pin it is"
+                        + " \(self.mirrors.urls[self.mirrors.current].redacted); without a pin it is"
                         + " not resumed from another URL (a --sha256 pin would)"
                 )
             )
