@@ -15,6 +15,8 @@ struct AWSConfigFile {
     }
 
     init(text: String) {
+        // A byte order mark (an editor's) before the first section.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         var section: String?
         var parent: String?
         for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {

@@ -9,7 +9,8 @@ import FoundationEssentials
 ///   `~/.aws/credentials`.
 /// - Region: `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, else `us-east-1`.
 /// - Endpoint: `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's `endpoint_url` (none of
-///   them when `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is `true`), else the region's AWS endpoint.
+///   them when `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is `true`), else the region's AWS endpoint
+///   (`s3.REGION.amazonaws.com`, `.com.cn` in China).
 /// - Addressing: AWS's endpoint virtual-hosted (`BUCKET.s3.REGION.amazonaws.com`); a custom
 ///   endpoint (MinIO, Ceph, R2, moto) path-style, unless the profile's `s3` section says
 ///   `addressing_style = virtual` (or `path` for AWS).
@@ -26,6 +27,12 @@ package struct S3Configuration: Sendable, Equatable {
     /// The configuration of this process's environment, read once.
     package static let process = S3Configuration(environment: ProcessInfo.processInfo.environment)
 
+    /// The domain of AWS's endpoints in `region`'s partition: `amazonaws.com.cn` for the
+    /// China regions (`cn-north-1`), else `amazonaws.com`.
+    static func domain(of region: String) -> String {
+        region.hasPrefix("cn-") ? "amazonaws.com.cn" : "amazonaws.com"
+    }
+
     package init(environment: [String: String]) {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let home = value("HOME") ?? "/"
@@ -40,7 +47,7 @@ package struct S3Configuration: Sendable, Equatable {
             ? nil
             : value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL") ?? settings["s3.endpoint_url"]
                 ?? settings["endpoint_url"]
-        var endpoint = custom ?? "https://s3.\(self.region).amazonaws.com"
+        var endpoint = custom ?? "https://s3.\(self.region).\(Self.domain(of: self.region))"
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
         self.endpoint = endpoint
         let style = settings["s3.addressing_style"]?.lowercased()

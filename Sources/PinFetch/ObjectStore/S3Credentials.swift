@@ -140,14 +140,16 @@ package final class S3CredentialChain: Sendable {
                     + "`aws configure export-credentials --profile \(profile) --format process` does"
             )
         }
-        if let keys = Self.keys(credentialsFile, source: "profile \(profile) in \(self.configuration.credentialsFile)")
-        {
+        if let keys = try Self.keys(
+            credentialsFile,
+            source: "profile \(profile) in \(self.configuration.credentialsFile)"
+        ) {
             return keys
         }
         if let command = config["credential_process"] {
             return try self.run(command, profile: profile, isCancelled: isCancelled)
         }
-        if let keys = Self.keys(config, source: "profile \(profile) in \(self.configuration.configFile)") {
+        if let keys = try Self.keys(config, source: "profile \(profile) in \(self.configuration.configFile)") {
             return keys
         }
         let named = value("AWS_PROFILE") ?? value("AWS_DEFAULT_PROFILE")
@@ -161,8 +163,18 @@ package final class S3CredentialChain: Sendable {
         return nil
     }
 
-    private static func keys(_ settings: [String: String], source: String) -> S3Credentials? {
-        guard let id = settings["aws_access_key_id"], let secret = settings["aws_secret_access_key"] else {
+    private static func keys(_ settings: [String: String], source: String) throws(PinFetchError) -> S3Credentials? {
+        let (id, secret) = (settings["aws_access_key_id"], settings["aws_secret_access_key"])
+        guard let id, let secret, !id.isEmpty, !secret.isEmpty else {
+            // Half a pair is a mistake to name, not a reason to go unsigned (the CLI's
+            // PartialCredentialsError).
+            let hasID = !(id ?? "").isEmpty
+            guard !hasID, (secret ?? "").isEmpty else {
+                let (given, missing) =
+                    hasID
+                    ? ("aws_access_key_id", "aws_secret_access_key") : ("aws_secret_access_key", "aws_access_key_id")
+                throw PinFetchError(.authentication, "\(source) has \(given) without \(missing)")
+            }
             return nil
         }
         return S3Credentials(

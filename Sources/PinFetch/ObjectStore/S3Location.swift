@@ -26,7 +26,9 @@ package struct S3Location: Hashable, Sendable {
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let bucket = String(rest[..<slash])
         let key = slash < rest.endIndex ? String(rest[rest.index(after: slash)...]) : ""
-        let shown = "'\(String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(200)))'"
+        // A bucket part with `@` (`s3://user:secret@bucket/…`) may hold a secret: shown as `***@`.
+        let printable = String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(200))
+        let shown = "'\(bucket.contains("@") ? Redaction.malformedURL(printable) : printable)'"
         guard Self.isBucketName(bucket) else {
             throw PinFetchError(
                 .usage,
@@ -87,12 +89,18 @@ package struct S3Location: Hashable, Sendable {
     }
 
     /// S3's bucket naming rules (general purpose buckets): 3 to 63 characters of `a-z`, `0-9`,
-    /// `.` and `-`, beginning and ending with a letter or digit, no `..`.
+    /// `.` and `-`, beginning and ending with a letter or digit; no `..`, `.-` or `-.`; not an
+    /// IPv4 address; not beginning `xn--` or `sthree-`, not ending `-s3alias` or `--ol-s3`.
     static func isBucketName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard (3...63).contains(bytes.count) else { return false }
         func alphanumeric(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
-        guard alphanumeric(bytes[0]), alphanumeric(bytes[bytes.count - 1]), !name.contains("..") else { return false }
+        guard alphanumeric(bytes[0]), alphanumeric(bytes[bytes.count - 1]),
+            !["..", ".-", "-."].contains(where: { name.contains($0) }),
+            !name.hasPrefix("xn--"), !name.hasPrefix("sthree-"), !name.hasSuffix("-s3alias"), !name.hasSuffix("--ol-s3")
+        else { return false }
+        let labels = name.split(separator: ".")
+        if labels.count == 4, labels.allSatisfy({ $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }) { return false }
         return bytes.allSatisfy { alphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
     }
 }

@@ -16,7 +16,8 @@ struct WebIdentityRole: Equatable {
     /// `AWS_ROLE_SESSION_NAME`, else the profile's `role_session_name`, else `pinfetch-SECONDS`.
     var sessionName: String
     /// STS's URL: `AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL`, the profile's `sts.endpoint_url` or
-    /// `endpoint_url`, else the region's endpoint, `https://sts.REGION.amazonaws.com`.
+    /// `endpoint_url`, else the region's endpoint, `https://sts.REGION.amazonaws.com` (`.com.cn`
+    /// in China); user information in it is dropped.
     var endpoint: String
     /// Where it was configured, for messages.
     var source: String
@@ -58,8 +59,16 @@ struct WebIdentityRole: Equatable {
             ? nil
             : value("AWS_ENDPOINT_URL_STS") ?? value("AWS_ENDPOINT_URL") ?? settings["sts.endpoint_url"]
                 ?? settings["endpoint_url"]
-        var endpoint = custom ?? "https://sts.\(configuration.region).amazonaws.com"
+        var endpoint =
+            custom ?? "https://sts.\(configuration.region).\(S3Configuration.domain(of: configuration.region))"
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
+        // User information would go to STS as Basic credentials: STS takes none.
+        if let scheme = endpoint.firstRange(of: "://") {
+            let authorityEnd = endpoint[scheme.upperBound...].firstIndex(of: "/") ?? endpoint.endIndex
+            if let at = endpoint[scheme.upperBound..<authorityEnd].lastIndex(of: "@") {
+                endpoint.removeSubrange(scheme.upperBound...at)
+            }
+        }
         return WebIdentityRole(
             tokenFile: tokenFile,
             roleARN: roleARN,
@@ -83,7 +92,8 @@ struct WebIdentityRole: Equatable {
     /// request) with the request's `transport` (its proxy and trust anchors).
     /// - Throws: ``PinFetchError/Code/authentication`` when the token file cannot be read or STS
     ///   refuses (its error code named) or answers without keys; ``PinFetchError/Code/network``
-    ///   when STS cannot be reached; ``PinFetchError/Code/cancelled`` when cancelled meanwhile.
+    ///   when STS cannot be reached and ``PinFetchError/Code/serverResponse`` when it answers
+    ///   5xx, each three times; ``PinFetchError/Code/cancelled`` when cancelled meanwhile.
     func assume(
         on easy: EasyHandle,
         transport: TransportSettings,
@@ -100,7 +110,7 @@ struct WebIdentityRole: Equatable {
         request.form = self.form(token: token)
         request.transport = transport
         request.timeout = Self.timeout
-        let name = "STS AssumeRoleWithWebIdentity at \(self.endpoint)"
+        let name = "STS AssumeRoleWithWebIdentity at \(Redaction.url(self.endpoint))"
         // A failure to reach STS or a 5xx (IDPCommunicationError among them) is tried twice more.
         var attempt = 0
         while true {
@@ -143,6 +153,10 @@ struct WebIdentityRole: Equatable {
     func credentials(status: Int, body: [UInt8], name: String) throws(PinFetchError) -> S3Credentials {
         guard status == 200 else {
             let said = S3ErrorBody(body).map { ", STS \($0.code)" + ($0.message.isEmpty ? "" : ": \($0.message)") }
+            // A 5xx (tried three times by then) is STS's trouble, not the token's.
+            guard status < 500 else {
+                throw PinFetchError(.serverResponse, "\(name) failed (HTTP \(status))\(said ?? "")")
+            }
             throw PinFetchError(.authentication, "\(name) refused (HTTP \(status))\(said ?? "")")
         }
         let text = String(decoding: body, as: UTF8.self)

@@ -22,6 +22,9 @@ struct S3ConfigurationTests {
         "s3://bucket_x/k", "s3://bucket/a\u{7}b",
         // A dot segment is removed before sending: another bucket, or the bucket's listing.
         "s3://priv/../other/secret.txt", "s3://priv/x/..", "s3://priv/..", "s3://priv/a/./b",
+        // S3's other rules: no `.-`/`-.`, no IPv4 address, no reserved prefix or suffix.
+        "s3://a.-b/k", "s3://a-.b/k", "s3://10.0.0.1/k", "s3://xn--abc/k", "s3://sthree-x/k", "s3://x-s3alias/k",
+        "s3://x--ol-s3/k",
     ])
     func `a bucket S3 does not allow, no key or a control character is bad input`(text: String) {
         #expect(throws: PinFetchError.self) { try S3Location(text, region: "us-east-1") }
@@ -193,5 +196,47 @@ struct S3ConfigurationTests {
         )
         // Elsewhere a 412 is a failure as before.
         #expect(AnswerDecision.decide(head, AnswerContext(requestedOffset: 400)) == .fail(.serverResponse, "HTTP 412"))
+    }
+
+    @Test func `a password in the bucket part is never shown, and China's regions have their own domain`() throws {
+        let refused = #expect(throws: PinFetchError.self) {
+            try S3Location("s3://u:hunter2@bkt/x", region: "us-east-1")
+        }
+        #expect(refused?.message.contains("hunter2") == false && refused?.message.contains("***@bkt") == true)
+        let china = S3Configuration(environment: ["HOME": "/nonexistent", "AWS_REGION": "cn-north-1"])
+        #expect(china.endpoint == "https://s3.cn-north-1.amazonaws.com.cn")
+        let role = try WebIdentityRole.configured(
+            environment: ["AWS_WEB_IDENTITY_TOKEN_FILE": "/t", "AWS_ROLE_ARN": "arn:aws-cn:iam::1:role/r"],
+            profile: [:],
+            configuration: china
+        )
+        #expect(role?.endpoint == "https://sts.cn-north-1.amazonaws.com.cn")
+        // User information in an STS endpoint would go as Basic credentials: it is dropped.
+        let withUser = try WebIdentityRole.configured(
+            environment: [
+                "AWS_WEB_IDENTITY_TOKEN_FILE": "/t", "AWS_ROLE_ARN": "arn:aws:iam::1:role/r",
+                "AWS_ENDPOINT_URL_STS": "http://u:hunter2@127.0.0.1:9/sts/",
+            ],
+            profile: [:],
+            configuration: china
+        )
+        #expect(withUser?.endpoint == "http://127.0.0.1:9/sts")
+    }
+
+    @Test func `half a key pair in a file is exit 6, and a byte order mark does not hide a profile`() async throws {
+        try await withTemporaryDirectory { home in
+            try FileManager.default.createDirectory(atPath: home + "/.aws", withIntermediateDirectories: true)
+            func chain(_ credentials: String) throws -> S3Credentials? {
+                try credentials.write(toFile: home + "/.aws/credentials", atomically: true, encoding: .utf8)
+                let all = ["HOME": home]
+                return try S3CredentialChain(environment: all, configuration: S3Configuration(environment: all))
+                    .current()
+            }
+            let half = #expect(throws: PinFetchError.self) { try chain("[default]\naws_access_key_id = AKIAHALF\n") }
+            #expect(half?.code == .authentication, "\(String(describing: half))")
+            #expect(half?.message.contains("has aws_access_key_id without aws_secret_access_key") == true)
+            let marked = try chain("\u{FEFF}[default]\naws_access_key_id = AKIABOM\naws_secret_access_key = s\n")
+            #expect(marked?.accessKeyID == "AKIABOM")
+        }
     }
 }

@@ -189,4 +189,31 @@ import Testing
             #expect(refused?.message.contains("aws configure export-credentials --profile chained") == true)
         }
     }
+
+    @Test
+    func `an STS that answers 5xx is tried three times, then exit 8, its endpoint's password neither sent nor shown`()
+        async throws
+    {
+        try await withTestHTTPServer(serving: TestResource(body: [])) { sts in
+            sts.handler = { _, _ in
+                TestResponse(
+                    status: 500,
+                    body: Array("<ErrorResponse><Error><Code>InternalError</Code></Error></ErrorResponse>".utf8)
+                )
+            }
+            try await withTemporaryDirectory { work in
+                try Self.token.write(toFile: work + "/token", atomically: true, encoding: .utf8)
+                let endpoint = "http://u:hunter2@127.0.0.1:\(sts.port)"
+                let run = try await S3FetchTests.pinfetch(
+                    ["-o", "\(work)/out", "s3://builds/app.bin"],
+                    Self.environment(work: work, sts: endpoint, s3: "http://127.0.0.1:9"),
+                    in: work
+                )
+                #expect(S3FetchTests.status(run) == 8, "\(run.transcript)")
+                #expect(run.standardError.contains("failed (HTTP 500), STS InternalError"), "\(run.standardError)")
+                #expect(!run.transcript.contains("hunter2"))
+                #expect(sts.requests.count == 3 && sts.requests.allSatisfy { $0.header("Authorization") == nil })
+            }
+        }
+    }
 }
