@@ -44,6 +44,7 @@ struct OptionTableTests {
             "--sha256": Self.sha256, "--checksum": "sha512:" + String(repeating: "ab", count: 64), "--retries": "3",
             "--retry-delay": "0.5", "--connect-timeout": "5", "--stall-timeout": "7", "--lock-timeout": "9",
             "--max-filesize": "1M", "--header": "X-A: 1", "--user": "u:p", "--netrc-file": netrc,
+            "--credential-helper": "example.com=/bin/true", "--credential-helper-timeout": "3",
             "--cacert": certificate, "--cert": clientPEM, "--proxy": "http://p.test:3128", "--noproxy": "*",
             "--max-time": "60", "--limit-rate": "1M", "--continue-at": "-", "--output-dir": "d", "--retry": "3",
             "--tries": "3", "--user-agent": "ua/1", "--proxy-user": "u:p", "--max-redirs": "3",

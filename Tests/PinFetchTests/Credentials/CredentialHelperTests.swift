@@ -101,6 +101,27 @@ import Testing
         }
     }
 
+    @Test func `a manifest fetched by URL gets the helper's fields too`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Self.body)) { server in
+            let manifest = "\(server.url("/f")) sha256:\(Fixtures.sha256(Self.body)) tool\n"
+            server.handler = { request, _ in
+                guard request.header("X-Token") == "t0k3n" else { return TestResponse(status: 401) }
+                return request.target == "/list" ? TestResponse(status: 200, body: Array(manifest.utf8)) : nil
+            }
+            try await withTemporaryDirectory { work in
+                let helper = try Self.tokenHelper(in: work)
+                let run = try await Self.pinfetch(
+                    ["--credential-helper", "127.0.0.1=\(helper)", "-P", "\(work)/out", "-i", server.url("/list")],
+                    in: work
+                )
+                #expect(Self.status(run) == 0, "\(run.transcript)")
+                let same = contents("\(work)/out/tool") == Self.body
+                #expect(same)
+                #expect(server.requests.map(\.target).contains("/list"))
+            }
+        }
+    }
+
     @Test func `a helper's fields never follow a redirect to another origin`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Self.body)) { storage in
             try await withTestHTTPServer(serving: TestResource(body: [])) { registry in
