@@ -122,6 +122,31 @@ import Testing
         }
     }
 
+    @Test func `the remote cache's host gets its helper's fields`() async throws {
+        try await withTestHTTPServer(serving: TestResource(body: Self.body)) { cache in
+            try await withTestHTTPServer(serving: TestResource(body: [])) { origin in
+                cache.handler = { request, _ in request.header("X-Token") == "t0k3n" ? nil : TestResponse(status: 401) }
+                origin.handler = { _, _ in TestResponse(status: 500) }
+                try await withTemporaryDirectory { work in
+                    let helper = try Self.tokenHelper(in: work)
+                    let run = try await Self.pinfetch(
+                        [
+                            "--credential-helper", "localhost=\(helper)", "--remote-cache",
+                            "http://localhost:\(cache.port)/bazel", "-o", "\(work)/out", "--sha256",
+                            Fixtures.sha256(Self.body), origin.url("/f"),
+                        ],
+                        in: work
+                    )
+                    #expect(Self.status(run) == 0, "\(run.transcript)")
+                    let same = contents("\(work)/out") == Self.body
+                    #expect(same)
+                    #expect(cache.requests.first?.target == "/bazel/cas/\(Fixtures.sha256(Self.body))")
+                    #expect(origin.requests.allSatisfy { $0.header("X-Token") == nil })
+                }
+            }
+        }
+    }
+
     @Test func `a helper's fields never follow a redirect to another origin`() async throws {
         try await withTestHTTPServer(serving: TestResource(body: Self.body)) { storage in
             try await withTestHTTPServer(serving: TestResource(body: [])) { registry in

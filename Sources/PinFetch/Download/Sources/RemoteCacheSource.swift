@@ -47,13 +47,14 @@ struct RemoteCacheSource: Source {
         request.origin = url.origin
         request.transport = requester.transport
         request.netrc = true  // its own host's entry
-        if let object = url.s3 {
-            do throws(PinFetchError) {
+        do throws(PinFetchError) {
+            try Self.addHelperFields(&request, for: url, requester)
+            if let object = url.s3 {
                 try S3Signing.sign(&request, for: object, on: context.easy) { control.isCancelled }
-            } catch {
-                context.reporter.warn("remote cache \(url.redacted): \(error.message); fetching from the mirrors")
-                return .passed
             }
+        } catch {
+            context.reporter.warn("remote cache \(url.redacted): \(error.message); fetching from the mirrors")
+            return .passed
         }
         // A blob that trickles (under 16 KiB/s over the timeout) is given up, and the cache may
         // take half of what --max-time leaves at most: the mirrors get the rest.
@@ -191,6 +192,10 @@ struct RemoteCacheSource: Source {
         request.upload = UploadSource(file: file, size: size)
         let answer = TransferDelegate()
         let shown = "remote cache \(url.redacted)"
+        do throws(PinFetchError) { try Self.addHelperFields(&request, for: url, requester) } catch {
+            requester.reporter.warn("\(shown): \(error.message); not uploaded, the file is in place")
+            return
+        }
         if let object = url.s3, let pin {
             // The store checks the body against its SHA-256 and refuses another (x-amz-checksum-sha256),
             // and If-None-Match: * makes a blob already there a 412, never overwritten by a racing upload.
@@ -221,5 +226,16 @@ struct RemoteCacheSource: Source {
         } else {
             requester.reporter.warn("\(shown): the upload was refused (HTTP \(status)); the file is in place")
         }
+    }
+
+    /// Adds the fields the credential helper for the cache's host gives, unless a
+    /// `--remote-cache-header` of the same name is there.
+    private static func addHelperFields(
+        _ request: inout TransferRequest,
+        for url: HTTPURL,
+        _ requester: Requester
+    ) throws(PinFetchError) {
+        let given = Set(request.headers.map(Requester.fieldName(of:)))
+        request.headers += try requester.helperHeaders(for: url).filter { !given.contains(Requester.fieldName(of: $0)) }
     }
 }
