@@ -33,6 +33,25 @@ package struct S3Configuration: Sendable, Equatable {
         region.hasPrefix("cn-") ? "amazonaws.com.cn" : "amazonaws.com"
     }
 
+    /// The endpoint configured for AWS service `service` (`s3`, `sts`), without a trailing `/`:
+    /// `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL`, the profile's `<service>.endpoint_url`
+    /// or `endpoint_url` in `settings`; `nil` for none, or when
+    /// `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is `true` (AWS SDKs and Tools Reference Guide,
+    /// "Service-specific endpoints").
+    static func customEndpoint(
+        _ service: String,
+        environment: [String: String],
+        settings: [String: String]
+    ) -> String? {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        guard value("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")?.lowercased() != "true",
+            var endpoint = value("AWS_ENDPOINT_URL_\(service.uppercased())") ?? value("AWS_ENDPOINT_URL")
+                ?? settings["\(service).endpoint_url"] ?? settings["endpoint_url"]
+        else { return nil }
+        while endpoint.hasSuffix("/") { endpoint.removeLast() }
+        return endpoint
+    }
+
     package init(environment: [String: String]) {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let home = value("HOME") ?? "/"
@@ -41,15 +60,8 @@ package struct S3Configuration: Sendable, Equatable {
         self.credentialsFile = value("AWS_SHARED_CREDENTIALS_FILE") ?? Text.path(home, ".aws/credentials")
         let settings = AWSConfigFile(path: self.configFile).profile(self.profile)
         self.region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? settings["region"] ?? "us-east-1"
-        let ignoreConfigured = value("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")?.lowercased() == "true"
-        let custom =
-            ignoreConfigured
-            ? nil
-            : value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL") ?? settings["s3.endpoint_url"]
-                ?? settings["endpoint_url"]
-        var endpoint = custom ?? "https://s3.\(self.region).\(Self.domain(of: self.region))"
-        while endpoint.hasSuffix("/") { endpoint.removeLast() }
-        self.endpoint = endpoint
+        let custom = Self.customEndpoint("s3", environment: environment, settings: settings)
+        self.endpoint = custom ?? "https://s3.\(self.region).\(Self.domain(of: self.region))"
         let style = settings["s3.addressing_style"]?.lowercased()
         self.virtualHosted = custom == nil ? style != "path" : style == "virtual"
     }

@@ -53,15 +53,9 @@ struct WebIdentityRole: Equatable {
                 "\(source) names a web identity token, but no role to assume: set AWS_ROLE_ARN (or role_arn)"
             )
         }
-        let ignoreConfigured = value("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")?.lowercased() == "true"
-        let custom =
-            ignoreConfigured
-            ? nil
-            : value("AWS_ENDPOINT_URL_STS") ?? value("AWS_ENDPOINT_URL") ?? settings["sts.endpoint_url"]
-                ?? settings["endpoint_url"]
         var endpoint =
-            custom ?? "https://sts.\(configuration.region).\(S3Configuration.domain(of: configuration.region))"
-        while endpoint.hasSuffix("/") { endpoint.removeLast() }
+            S3Configuration.customEndpoint("sts", environment: environment, settings: settings)
+            ?? "https://sts.\(configuration.region).\(S3Configuration.domain(of: configuration.region))"
         // User information would go to STS as Basic credentials: STS takes none.
         if let scheme = endpoint.firstRange(of: "://") {
             let authorityEnd = endpoint[scheme.upperBound...].firstIndex(of: "/") ?? endpoint.endIndex
