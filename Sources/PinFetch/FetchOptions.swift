@@ -49,6 +49,8 @@ public struct FetchOptions: Sendable {
     public var credentialHelperTimeout: Double = 10
     /// The helpers' answers, kept until they expire; shared by the copies of these options.
     package let credentialHelperAnswers = CredentialHelperAnswers()
+    /// The tokens of OCI registries, kept until they expire; shared by the copies of these options.
+    package let registryAuthorization = RegistryAuthorization()
     /// A netrc file: the `login` and `password` of the `machine` entry (or `default`) for the host
     /// each request goes to, matched by libcurl; only while a request stays on its mirror's origin.
     /// `nil` for none. Read once when the fetch starts (as are ``caBundleFile``,

@@ -110,12 +110,16 @@ public struct FetchJob: Sendable, Hashable {
     /// the file's identity (a result's `url` stays the first of ``mirrors``).
     public var hashedMirrors: [HashedMirror] = []
 
+    /// A job for `mirrors`. A registry blob (`oci://…@sha256:HEX`) among them is pinned by its
+    /// digest when `pin` is `nil`; a SHA-256 `pin` or another blob's digest that disagrees makes
+    /// the job fail as bad input (``urls``).
     public init(mirrors: [String], destination: String, pin: Pin? = nil, namingDirectory: String? = nil) {
         self.mirrors = mirrors
         self.urls = Self.parse(mirrors)
         self.destination = destination
         self.pin = pin
         self.namingDirectory = namingDirectory
+        self.pinRegistryBlobs()
     }
 
     /// A job of URLs parsed already (at the command line's boundary): not parsed again.
@@ -125,6 +129,25 @@ public struct FetchJob: Sendable, Hashable {
         self.destination = destination
         self.pin = pin
         self.namingDirectory = namingDirectory
+        self.pinRegistryBlobs()
+    }
+
+    /// The digest of a registry blob is the job's pin (``init(mirrors:destination:pin:namingDirectory:)``).
+    private mutating func pinRegistryBlobs() {
+        guard case .success(let urls) = self.urls else { return }
+        for blob in urls.compactMap(\.oci) {
+            guard let digest = blob.pin else { continue }
+            guard let pin = self.pin else {
+                self.pin = digest
+                continue
+            }
+            if pin.algorithm == .sha256, pin != digest {
+                self.urls = .failure(
+                    PinFetchError(.usage, "\(blob.text) is addressed by its digest, and the pin given is another")
+                )
+                return
+            }
+        }
     }
 }
 

@@ -50,6 +50,31 @@ struct Requester: Sendable {
         )
     }
 
+    /// Adds what the registry of `blob` lets its requests in with (``RegistryAuthorization``):
+    /// its `Authorization` replaces one of `--user`; `--user`'s credentials, else docker's
+    /// (``DockerConfig``), are asked for it only when the registry wants credentials.
+    /// - Throws: ``PinFetchError/Code/authentication`` when it wants credentials that are not
+    ///   given or refuses them.
+    func authorize(_ request: inout TransferRequest, for blob: OCILocation, on easy: EasyHandle) throws(PinFetchError) {
+        let control = self.control
+        let given = self.options.credentials
+        guard
+            let line = try self.options.registryAuthorization.header(
+                for: blob,
+                credentials: { () throws(PinFetchError) -> String? in
+                    if let given { return given }
+                    let docker = DockerConfig(environment: ProcessInfo.processInfo.environment)
+                    return try docker.credentials(for: blob.registry) { control.isCancelled }
+                },
+                on: easy,
+                transport: request.transport,
+                isCancelled: { control.isCancelled }
+            )
+        else { return }
+        request.headers.removeAll { Self.fieldName(of: $0) == "authorization" }
+        request.headers.append(line)
+    }
+
     /// The header lines the credential helper for `url`'s host gives (none without one);
     /// with `-v` a line says which helper was asked (never what it gave).
     /// - Throws: ``PinFetchError/Code/authentication`` when the helper fails, hangs or answers
@@ -133,6 +158,7 @@ struct Requester: Sendable {
             let helped = try self.helperHeaders(for: current)
             let given = Set(request.headers.map(Self.fieldName(of:)))
             request.headers += helped.filter { !given.contains(Self.fieldName(of: $0)) }
+            if onOrigin, let blob = current.oci { try self.authorize(&request, for: blob, on: easy) }
             if onOrigin, let object = current.s3 {
                 try self.sign(&request, for: object, on: easy)
                 // An `Authorization` of -u or -H would replace libcurl's signature.

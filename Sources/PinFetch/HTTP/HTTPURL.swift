@@ -37,6 +37,9 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The object this URL reaches when it was given as `s3://BUCKET/KEY` (its requests are
     /// signed, ``S3CredentialChain``); `nil` for an `http`/`https` URL.
     package var s3: S3Location? = nil
+    /// The registry blob this URL reaches when it was given as `oci://…@sha256:HEX` (its
+    /// digest is its pin; its requests carry the registry's token); `nil` otherwise.
+    package var oci: OCILocation? = nil
 
     package var description: String { self.text }
 
@@ -59,6 +62,12 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     package init(_ text: String) throws(PinFetchError) {
         if S3Location.names(text) {
             self = try Self.objectStore(text, S3Configuration.process)
+            return
+        }
+        if OCILocation.names(text) {
+            let blob = try OCILocation(text)
+            self = try HTTPURL(blob.url)
+            self.oci = blob
             return
         }
         // What messages show: secrets as `***`, control characters escaped, at most 200 characters.
@@ -184,7 +193,9 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     ///   resolve to an `http`/`https` URL with a host (an `s3://` one included).
     func resolving(location: String) -> HTTPURL? {
         // An `s3://` Location is no HTTP URL: a server never chooses an object to be signed for.
-        guard !location.unicodeScalars.contains(where: Self.isControl), !S3Location.names(location) else { return nil }
+        guard !location.unicodeScalars.contains(where: Self.isControl), !S3Location.names(location),
+            !OCILocation.names(location)
+        else { return nil }
         let reference = location[..<(location.firstIndex(ofASCII: "#") ?? location.endIndex)]
         if Self.schemeEnd(reference) != nil { return try? HTTPURL(String(reference)) }
         if reference.hasPrefix("//") { return try? HTTPURL(self.scheme + ":" + reference) }
@@ -207,7 +218,7 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// (``Redaction/url(_:)``, <doc:CommandLine#Files>: secrets are never shown nor written to a
     /// sidecar), an internationalized host as typed (``wireText``'s UTF-8, not its `%XX`).
     /// An `s3://` URL is shown as given (``S3Location/text``): its signature is no part of it.
-    package var redacted: String { self.s3?.text ?? Redaction.url(self.wireText) }
+    package var redacted: String { self.s3?.text ?? self.oci?.text ?? Redaction.url(self.wireText) }
 
     /// The segments of the path, each percent-decoded (kept as written where that fails):
     /// `https://h/a/my%20file?q` gives `["a", "my file"]`; `[]` for an empty path.

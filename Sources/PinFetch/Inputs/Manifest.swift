@@ -251,9 +251,10 @@ package struct Manifest: Sendable {
         return entry
     }
 
-    /// Whether `token` starts with `http://`, `https://` or `s3://` (scheme in any case) and has more.
+    /// Whether `token` starts with `http://`, `https://`, `s3://` or `oci://` (scheme in any
+    /// case) and has more.
     static func isURL(_ token: String) -> Bool {
-        if S3Location.names(token) { return true }
+        if S3Location.names(token) || OCILocation.names(token) { return true }
         // ASCII letters to lower case, nothing else: `| 0x20` alone would make 0x0F a "/".
         let bytes = Array(token.utf8.prefix(9)).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
         let http = Array("http://".utf8)

@@ -79,7 +79,7 @@ struct WebIdentityRole: Equatable {
             ("Action", "AssumeRoleWithWebIdentity"), ("Version", "2011-06-15"), ("RoleArn", self.roleARN),
             ("RoleSessionName", self.sessionName), ("WebIdentityToken", token),
         ]
-        return fields.map { "\($0.0)=\(Self.formEncoded($0.1))" }.joined(separator: "&")
+        return fields.map { "\($0.0)=\(Text.percentEncoded($0.1))" }.joined(separator: "&")
     }
 
     /// Trades the token for temporary keys, on `easy` (the download's handle, before its own
@@ -169,40 +169,4 @@ struct WebIdentityRole: Equatable {
             source: "role \(self.roleARN) by web identity (\(self.source))"
         )
     }
-
-    /// `value` with every byte outside RFC 3986's unreserved set percent-encoded.
-    private static func formEncoded(_ value: String) -> String {
-        var encoded = ""
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = String(byte, radix: 16, uppercase: true)
-                encoded += (hex.count < 2 ? "%0" : "%") + hex
-            }
-        }
-        return encoded
-    }
-}
-
-/// Keeps the first `limit` bytes of an answer's body.
-private final class BoundedAnswer: TransferDelegate {
-    private let limit: Int
-    private let cancelled: () -> Bool
-    private(set) var body: [UInt8] = []
-
-    init(limit: Int, isCancelled: @escaping () -> Bool) {
-        self.limit = limit
-        self.cancelled = isCancelled
-    }
-
-    override var isCancelled: Bool { self.cancelled() }
-    override func receive(body: UnsafeRawBufferPointer) -> Bool {
-        self.body += body.prefix(max(0, self.limit - self.body.count))
-        return true
-    }
-    override func progress(received: Int64) -> Bool { !self.cancelled() }
 }

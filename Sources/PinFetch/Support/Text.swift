@@ -101,3 +101,22 @@ extension StringProtocol {
     /// the rest, where `index(after:)` would step over the whole `Character`.
     package func index(afterASCII index: Index) -> Index { self.utf8.index(after: index) }
 }
+
+extension Text {
+    /// `value` with every byte outside RFC 3986's unreserved set percent-encoded.
+    static func percentEncoded(_ value: String) -> String {
+        var encoded = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                encoded += (hex.count < 2 ? "%0" : "%") + hex
+            }
+        }
+        return encoded
+    }
+}

@@ -1,0 +1,101 @@
+import FoundationEssentials
+
+/// The credentials `docker login` keeps for a registry: `$DOCKER_CONFIG/config.json` (else
+/// `~/.docker/config.json`) with `auths` (`"auth"`: base64 of `user:password`), a helper per
+/// registry in `credHelpers`, or one for all in `credsStore`; a helper
+/// `docker-credential-NAME get` reads the registry on its standard input and prints
+/// `{"Username": …, "Secret": …}` (docker-credential-helpers' protocol).
+struct DockerConfig {
+    private struct File: Decodable {
+        struct Entry: Decodable { var auth: String? }
+        var auths: [String: Entry]?
+        var credHelpers: [String: String]?
+        var credsStore: String?
+    }
+
+    private struct HelperAnswer: Decodable {
+        var Username: String
+        var Secret: String
+    }
+
+    /// The config file read.
+    let path: String
+    private let file: File?
+
+    /// Seconds a `docker-credential-NAME` helper may run.
+    static let helperTimeout = 30.0
+
+    /// Reads the config of `environment` (`DOCKER_CONFIG`, `HOME`); a file that is missing or
+    /// is no JSON object holds nothing.
+    init(environment: [String: String]) {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let directory = value("DOCKER_CONFIG") ?? Text.path(value("HOME") ?? "/", ".docker")
+        self.path = Text.path(directory, "config.json")
+        self.file = FileSystem.readSmallFile(self.path, limit: 1 << 20).flatMap {
+            try? JSONDecoder().decode(File.self, from: Data($0))
+        }
+    }
+
+    /// `user:password` for `registry` (`host[:port]`), or `nil` when the config has none. The
+    /// `auths` key may be the host or a URL of it (`https://index.docker.io/v1/`).
+    /// - Throws: ``PinFetchError/Code/authentication`` when its helper fails or answers garbage.
+    func credentials(for registry: String, isCancelled: () -> Bool) throws(PinFetchError) -> String? {
+        guard let file = self.file else { return nil }
+        if let helper = file.credHelpers?[registry] ?? file.credsStore {
+            return try Self.ask(helper, registry: registry, isCancelled: isCancelled)
+        }
+        let entry = file.auths?.first { key, _ in
+            var host = Substring(key)
+            if let scheme = host.firstRange(of: "://") { host = host[scheme.upperBound...] }
+            return host.prefix { $0 != "/" }.lowercased() == registry
+        }
+        guard let encoded = entry?.value.auth, let data = Data(base64Encoded: encoded),
+            let text = String(data: data, encoding: .utf8), text.contains(":")
+        else { return nil }
+        return text
+    }
+
+    private static func ask(
+        _ helper: String,
+        registry: String,
+        isCancelled: () -> Bool
+    ) throws(PinFetchError) -> String? {
+        let program = "docker-credential-\(helper)"
+        let ended: ChildCommand.Ended
+        do throws(PinFetchError) {
+            ended = try ChildCommand.run(
+                [program, "get"],
+                input: Array(registry.utf8),
+                timeout: Self.helperTimeout,
+                isCancelled: isCancelled
+            )
+        } catch {
+            throw PinFetchError(.authentication, "\(program) (docker's credential helper): \(error.message)")
+        }
+        if ended.cancelled { throw PinFetchError(.cancelled, "\(program): cancelled") }
+        guard !ended.timedOut else {
+            throw PinFetchError(
+                .authentication,
+                "\(program) gave no answer within \(Text.number(Self.helperTimeout)) s"
+            )
+        }
+        // "credentials not found in native keychain": no entry, as docker takes it.
+        if ended.status != 0, String(decoding: ended.output, as: UTF8.self).contains("credentials not found") {
+            return nil
+        }
+        guard ended.status == 0 else {
+            let why = ended.firstErrorLine.isEmpty ? "" : ": \(Redaction.helperLine(ended.firstErrorLine))"
+            throw PinFetchError(
+                .authentication,
+                "\(program) failed (\(ended.status.map { "exit \($0)" } ?? "killed by a signal"))\(why)"
+            )
+        }
+        guard let answer = try? JSONDecoder().decode(HelperAnswer.self, from: Data(ended.output)),
+            !answer.Username.isEmpty,
+            !(answer.Username + answer.Secret).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            throw PinFetchError(.authentication, "\(program) printed no credentials (JSON with Username and Secret)")
+        }
+        return "\(answer.Username):\(answer.Secret)"
+    }
+}

@@ -1,0 +1,164 @@
+import FoundationEssentials
+import Synchronization
+
+/// What a registry blob's requests carry to be let in, found once per registry and
+/// repository and kept until the token expires: the registry's answer to `GET /v2/` says
+/// (Distribution Spec, "API version check"; docker's token authentication):
+/// - `200`: nothing;
+/// - `401` with `WWW-Authenticate: Basic`: the credentials as Basic (RFC 7617);
+/// - `401` with `WWW-Authenticate: Bearer realm=…,service=…`: a token from the realm for
+///   `scope=repository:REPOSITORY:pull`, asked anonymously or with the credentials (GHCR and
+///   Docker Hub give anonymous tokens for public images), sent as `Bearer`.
+///
+/// The credentials are `--user`'s, else docker's (``DockerConfig``). They and the token go to
+/// the registry's origin (and the credentials to its realm, which must be `https` unless on a
+/// loopback address), never to the storage a blob's redirect leads to. Shared by the copies of
+/// one ``FetchOptions``.
+package final class RegistryAuthorization: Sendable {
+    private struct Known {
+        var header: String?
+        var expires: Date?
+    }
+
+    private let known = Mutex<[String: Known]>([:])
+
+    package init() {}
+
+    /// Bytes of an answer read at most.
+    static let answerLimit = 64 << 10
+    /// Seconds each of the requests may take.
+    static let timeout = 30.0
+    /// Seconds a token is taken to hold when its answer gives no `expires_in` (the token spec's default).
+    static let defaultLifetime = 60.0
+
+    /// The token server's answer (`token`, or OAuth's `access_token`).
+    private struct TokenAnswer: Decodable {
+        var token: String?
+        var access_token: String?
+        var expires_in: Double?
+    }
+
+    /// The `Authorization` line the requests for `blob` carry, or `nil` for none, asked on
+    /// `easy` before the blob's request (with `transport`); `credentials` (`user:password`) are
+    /// asked for only when the registry wants them.
+    /// - Throws: ``PinFetchError/Code/authentication`` when the registry wants credentials and
+    ///   none are given, or its token server refuses them; ``PinFetchError/Code/network`` or
+    ///   ``PinFetchError/Code/serverResponse`` when the registry or its realm cannot answer.
+    func header(
+        for blob: OCILocation,
+        credentials: () throws(PinFetchError) -> String?,
+        on easy: EasyHandle,
+        transport: TransportSettings,
+        isCancelled: @escaping () -> Bool
+    ) throws(PinFetchError) -> String? {
+        let key = blob.registry + "/" + blob.repository
+        if let known = self.known.withLock({ $0[key] }), known.expires.map({ $0.timeIntervalSinceNow > 10 }) ?? true {
+            return known.header
+        }
+        let name = "registry \(blob.registry)"
+        let check = try Self.get(blob.base + "/v2/", on: easy, transport, isCancelled, name: name)
+        var found = Known(header: nil, expires: nil)
+        switch check.status {
+        case 200: break
+        case 401:
+            let challenges = AuthenticationChallenge.parse(check.challenge ?? "")
+            if let bearer = challenges.first(where: { $0.scheme == "bearer" }) {
+                found = try Self.token(bearer, blob, try credentials(), on: easy, transport, isCancelled, name: name)
+            } else if challenges.contains(where: { $0.scheme == "basic" }) {
+                guard let credentials = try credentials() else {
+                    throw PinFetchError(
+                        .authentication,
+                        "\(name) asks for credentials: give --user, or log in with docker (\(Self.configShown))"
+                    )
+                }
+                found.header = "Authorization: Basic \(Data(credentials.utf8).base64EncodedString())"
+            } else {
+                throw PinFetchError(.authentication, "\(name) answered 401 without a Bearer or Basic challenge")
+            }
+        default:
+            throw PinFetchError(.serverResponse, "\(name): HTTP \(check.status) to GET /v2/ (is it an OCI registry?)")
+        }
+        self.known.withLock { $0[key] = found }
+        return found.header
+    }
+
+    /// Forgets what is known for `blob`'s repository (its token was refused).
+    func forget(_ blob: OCILocation) {
+        _ = self.known.withLock { $0.removeValue(forKey: blob.registry + "/" + blob.repository) }
+    }
+
+    private static let configShown = "~/.docker/config.json"
+
+    private static func token(
+        _ challenge: AuthenticationChallenge,
+        _ blob: OCILocation,
+        _ credentials: String?,
+        on easy: EasyHandle,
+        _ transport: TransportSettings,
+        _ isCancelled: @escaping () -> Bool,
+        name: String
+    ) throws(PinFetchError) -> Known {
+        guard let realm = challenge.parameters["realm"], let realmURL = try? HTTPURL(realm), realmURL.s3 == nil,
+            realmURL.oci == nil
+        else {
+            throw PinFetchError(.protocolViolation, "\(name) names no http(s) token realm in its Bearer challenge")
+        }
+        let loopback = OCILocation.isLoopbackHost(realmURL.host)
+        guard realmURL.scheme == "https" || loopback else {
+            throw PinFetchError(
+                .protocolViolation,
+                "\(name) names a token realm over plain http (\(Redaction.url(realm))): refused"
+            )
+        }
+        var query = [("scope", "repository:\(blob.repository):pull")]
+        if let service = challenge.parameters["service"] { query.insert(("service", service), at: 0) }
+        let separator = realmURL.wireText.contains("?") ? "&" : "?"
+        let url =
+            realmURL.wireText + separator + query.map { "\($0.0)=\(Text.percentEncoded($0.1))" }.joined(separator: "&")
+        let basic = credentials.map { "Authorization: Basic \(Data($0.utf8).base64EncodedString())" }
+        let answer = try Self.get(url, on: easy, transport, isCancelled, name: "\(name)'s token realm", header: basic)
+        guard answer.status == 200 else {
+            let how =
+                credentials == nil ? "anonymously (give --user, or log in with docker)" : "with the credentials given"
+            throw PinFetchError(
+                .authentication,
+                "\(name)'s token realm refused a token for \(blob.repository) \(how): HTTP \(answer.status)"
+            )
+        }
+        guard let decoded = try? JSONDecoder().decode(TokenAnswer.self, from: Data(answer.body)),
+            let token = decoded.token ?? decoded.access_token, !token.isEmpty,
+            !token.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+        else {
+            throw PinFetchError(.protocolViolation, "\(name)'s token realm answered without a token")
+        }
+        let lifetime = max(decoded.expires_in ?? Self.defaultLifetime, 0)
+        return Known(header: "Authorization: Bearer \(token)", expires: Date(timeIntervalSinceNow: lifetime))
+    }
+
+    private static func get(
+        _ url: String,
+        on easy: EasyHandle,
+        _ transport: TransportSettings,
+        _ isCancelled: @escaping () -> Bool,
+        name: String,
+        header: String? = nil
+    ) throws(PinFetchError) -> (status: Int, body: [UInt8], challenge: String?) {
+        var request = TransferRequest(
+            url: url,
+            method: .get,
+            headers: ["Accept: application/json"] + (header.map { [$0] } ?? []),
+            connectTimeout: Self.timeout,
+            stallTimeout: Self.timeout
+        )
+        request.transport = transport
+        request.timeout = Self.timeout
+        let answer = BoundedAnswer(limit: Self.answerLimit, isCancelled: isCancelled)
+        let outcome = try easy.perform(request, delegate: answer)
+        if isCancelled() { throw PinFetchError(.cancelled, "\(name): cancelled") }
+        guard outcome.category == .ok, let head = answer.head else {
+            let code = outcome.failureCode == .generic ? PinFetchError.Code.network : outcome.failureCode
+            throw PinFetchError(code, "\(name): \(Redaction.text(outcome.message))")
+        }
+        return (head.status, answer.body, head.value("www-authenticate"))
+    }
+}

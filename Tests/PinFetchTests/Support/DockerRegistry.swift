@@ -1,0 +1,123 @@
+import Foundation
+@preconcurrency import Glibc
+
+/// A real OCI registry for the tests: Debian's `docker-registry` (the CNCF distribution
+/// registry), on a loopback port with a config of its own, its storage in a temporary
+/// directory, and Basic authentication from an htpasswd file (bcrypt, made by `htpasswd -B`
+/// of apache2-utils). Blobs are pushed with the registry's HTTP API by curl.
+struct DockerRegistry {
+    static let executable = "/usr/bin/docker-registry"
+    static let user = "ci"
+    static let password = "registry-secret"
+
+    let prefix: String
+    let port: Int
+    let child: ChildProcess
+
+    /// `127.0.0.1:PORT`, as an `oci://` URL names it.
+    var host: String { "127.0.0.1:\(self.port)" }
+
+    /// `oci://127.0.0.1:PORT/REPOSITORY@sha256:HEX` of `body`.
+    func blobURL(_ repository: String, _ body: [UInt8]) -> String {
+        "oci://\(self.host)/\(repository)@sha256:\(Fixtures.sha256(body))"
+    }
+
+    /// Where the registry keeps the bytes of `body`'s blob (its filesystem driver's layout).
+    func storedPath(of body: [UInt8]) -> String {
+        let hex = Fixtures.sha256(body)
+        return "\(self.prefix)/data/docker/registry/v2/blobs/sha256/\(hex.prefix(2))/\(hex)/data"
+    }
+
+    /// Pushes `body` as a blob of `repository` (a monolithic upload: POST, then PUT with the digest).
+    func push(_ body: [UInt8], to repository: String) async throws {
+        let file = self.prefix + "/upload-\(UUID().uuidString.prefix(8))"
+        try Data(body).write(to: URL(fileURLWithPath: file))
+        let started = try await ChildProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-D", "-", "-u", "\(Self.user):\(Self.password)", "-X", "POST",
+                "http://\(self.host)/v2/\(repository)/blobs/uploads/",
+            ],
+            logs: self.prefix + "/curl-\(UUID().uuidString.prefix(8))"
+        )
+        guard
+            let line = started.standardOutput.split(whereSeparator: \.isNewline)
+                .first(where: { $0.lowercased().hasPrefix("location:") })
+        else { throw NginxError("registry: no upload location: \(started.standardOutput)") }
+        var location = line.dropFirst("location:".count).trimmingCharacters(in: .whitespaces)
+        if location.hasPrefix("/") { location = "http://\(self.host)" + location }
+        let put = try await ChildProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)", "-X", "PUT",
+                "-H", "Content-Type: application/octet-stream", "--data-binary", "@\(file)",
+                location + (location.contains("?") ? "&" : "?") + "digest=sha256:\(Fixtures.sha256(body))",
+            ],
+            logs: self.prefix + "/curl-\(UUID().uuidString.prefix(8))"
+        )
+        guard put.standardOutput == "201" else { throw NginxError("registry: push: HTTP \(put.standardOutput)") }
+    }
+
+    /// Starts the registry in `prefix`.
+    static func start(in prefix: String) async throws -> DockerRegistry {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
+            throw NginxError(
+                "\(Self.executable) is missing: apt-get install docker-registry apache2-utils (.ci/run does)"
+            )
+        }
+        let htpasswd = try await ChildProcess.run(
+            "/usr/bin/htpasswd",
+            ["-Bbn", Self.user, Self.password],
+            logs: prefix + "/htpasswd-run"
+        )
+        try htpasswd.standardOutput.write(toFile: prefix + "/htpasswd", atomically: true, encoding: .utf8)
+        var failures: [String] = []
+        for attempt in 1...5 {
+            let port = try Nginx.freePort()
+            let config = """
+                version: 0.1
+                log:
+                  level: warn
+                storage:
+                  filesystem:
+                    rootdirectory: \(prefix)/data
+                http:
+                  addr: 127.0.0.1:\(port)
+                auth:
+                  htpasswd:
+                    realm: pinfetch-tests
+                    path: \(prefix)/htpasswd
+                """
+            try config.write(toFile: prefix + "/config-\(attempt).yml", atomically: true, encoding: .utf8)
+            let child = try ChildProcess(
+                Self.executable,
+                ["serve", prefix + "/config-\(attempt).yml"],
+                logs: prefix + "/registry-\(attempt)"
+            )
+            let deadline = ContinuousClock.now + .seconds(30)
+            while child.isRunning, ContinuousClock.now < deadline, !Nginx.accepts(port: port) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            guard child.isRunning, Nginx.accepts(port: port) else {
+                failures.append("try \(attempt), port \(port): \(child.transcript)")
+                await child.end()
+                continue
+            }
+            return DockerRegistry(prefix: prefix, port: port, child: child)
+        }
+        throw NginxError("docker-registry did not start:\n" + failures.joined(separator: "\n"))
+    }
+}
+
+/// Runs `body` with a registry started in a temporary directory, stopped afterwards.
+func withDockerRegistry<T>(_ body: (DockerRegistry) async throws -> T) async throws -> T {
+    try await withTemporaryDirectory { directory in
+        let prefix = directory + "/registry"
+        try FileManager.default.createDirectory(atPath: prefix, withIntermediateDirectories: true)
+        let registry = try await DockerRegistry.start(in: prefix)
+        let result: Result<T, any Error>
+        do { result = .success(try await body(registry)) } catch { result = .failure(error) }
+        await registry.child.end()
+        return try result.get()
+    }
+}
