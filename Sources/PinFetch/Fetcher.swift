@@ -112,7 +112,7 @@ public struct FetchJob: Sendable, Hashable {
 
     /// A job for `mirrors`. A registry blob (`oci://…@sha256:HEX`) among them is pinned by its
     /// digest when `pin` is `nil`; a SHA-256 `pin` or another blob's digest that disagrees makes
-    /// the job fail as bad input (``urls``).
+    /// the job fail as bad input (exit 2) when it runs.
     public init(mirrors: [String], destination: String, pin: Pin? = nil, namingDirectory: String? = nil) {
         self.mirrors = mirrors
         self.urls = Self.parse(mirrors)
