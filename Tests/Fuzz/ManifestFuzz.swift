@@ -35,8 +35,8 @@ public func fuzzManifest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// What ``Manifest/init(parsing:)`` promises: each line is one entry of one or more `http`/`https`
-/// or `s3` mirrors, an optional well-formed pin and an output name that is neither a URL, a comment nor a
+/// What ``Manifest/init(parsing:)`` promises: each line is one entry of one or more `http`/`https`,
+/// `s3` or `oci` mirrors, an optional well-formed pin and an output name that is neither a URL, a comment nor a
 /// checksum.
 private func check(_ manifest: Manifest) {
     var previous = 0
@@ -70,7 +70,7 @@ private func check(_ manifest: Manifest) {
 private func isHTTPURL(_ text: String) -> Bool {
     let lower = String(decoding: text.utf8.prefix(8).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     return (lower.hasPrefix("http://") && text.utf8.count > 7) || (lower.hasPrefix("https://") && text.utf8.count > 8)
-        || (lower.hasPrefix("s3://") && text.utf8.count > 5)
+        || (lower.hasPrefix("s3://") && text.utf8.count > 5) || (lower.hasPrefix("oci://") && text.utf8.count > 6)
 }
 
 /// The same manifest with CRLF line ends, a note after each line, or a byte order mark, reads
