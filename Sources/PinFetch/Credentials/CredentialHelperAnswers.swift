@@ -95,6 +95,10 @@ package final class CredentialHelperAnswers: Sendable {
             guard !field.isEmpty, field.utf8.allSatisfy(Self.isTokenByte) else {
                 throw PinFetchError(.authentication, "\(name) gave a header name that is not a token")
             }
+            // The fields that frame or route the request are pinfetch's (and libcurl's) to set.
+            guard !Self.framingFields.contains(field.lowercased()) else {
+                throw PinFetchError(.authentication, "\(name) gave \(field), which pinfetch sets itself")
+            }
             for value in values {
                 // A line break would start a header of the helper's choosing (RFC 9110 §5.5).
                 guard !value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F })
@@ -113,6 +117,12 @@ package final class CredentialHelperAnswers: Sendable {
         }
         return Answer(lines: lines, expires: expires)
     }
+
+    /// Fields a helper may not give (RFC 9110 §7.2, §8.6, §7.6.1; RFC 9112 §6.1).
+    static let framingFields: Set<String> = [
+        "host", "content-length", "transfer-encoding", "connection", "expect", "range", "if-range", "te",
+        "upgrade", "keep-alive",
+    ]
 
     /// RFC 9110 §5.6.2 `tchar`.
     private static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Keeps the first `limit` bytes of an answer's body: a small answer read whole (STS's keys,
-/// a registry's token); what is past the limit is dropped, not an error.
+/// a registry's token); a longer one is stopped at the limit (``overLimit``).
 final class BoundedAnswer: TransferDelegate {
     private let limit: Int
     private let cancelled: () -> Bool
@@ -13,8 +13,15 @@ final class BoundedAnswer: TransferDelegate {
     }
 
     override var isCancelled: Bool { self.cancelled() }
+    /// Set when the body ran past the limit: the transfer was stopped there.
+    private(set) var overLimit = false
+
     override func receive(body: UnsafeRawBufferPointer) -> Bool {
-        self.body += body.prefix(max(0, self.limit - self.body.count))
+        guard self.body.count + body.count <= self.limit else {
+            self.overLimit = true
+            return false
+        }
+        self.body += body
         return true
     }
     override func progress(received: Int64) -> Bool { !self.cancelled() }

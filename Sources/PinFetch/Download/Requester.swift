@@ -158,8 +158,10 @@ struct Requester: Sendable {
             let helped = try self.helperHeaders(for: current)
             let given = Set(request.headers.map(Self.fieldName(of:)))
             request.headers += helped.filter { !given.contains(Self.fieldName(of: $0)) }
-            if onOrigin, let blob = current.oci { try self.authorize(&request, for: blob, on: easy) }
-            if onOrigin, let object = current.s3 {
+            // Every hop on the mirror's origin is its registry's or bucket's (a redirect within
+            // it keeps the token and the signature; `--user`'s Basic never replaces them).
+            if onOrigin, let blob = origin.oci { try self.authorize(&request, for: blob, on: easy) }
+            if onOrigin, let object = origin.s3 {
                 try self.sign(&request, for: object, on: easy)
                 // An `Authorization` of -u or -H would replace libcurl's signature.
                 if request.signing != nil,

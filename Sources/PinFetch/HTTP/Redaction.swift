@@ -126,22 +126,53 @@ package enum Redaction {
     }
 
     /// `line` (what a helper program printed on its standard error) redacted as ``text(_:)``
-    /// does, and with every run of 20 or more key characters (letters, digits, `+/_.~-`) that
-    /// mixes upper-case letters, lower-case letters and digits replaced by `***`: an access
-    /// key's secret, a session token, a JWT. A helper that fails may print what it holds;
-    /// paths and words rarely mix all three.
+    /// does, the value after a word naming a secret (`password=…`, `Secret: …`, `token=…`)
+    /// replaced by `***`, and every run of 20 or more key characters (letters, digits,
+    /// `+/_.~-`) that holds a letter and a digit too: an access key and its secret, a session
+    /// token, a JWT, a `ghp_` token. A helper that fails may print what it holds; a path (a run
+    /// that starts with `/`) is kept.
     package static func helperLine(_ line: String) -> String {
+        // `password=…`, `Secret: …`, `token=…`: the value of a name that says it is a secret.
+        var words: [String] = []
+        var hideNext = false
+        for word in Self.text(line).split(separator: " ", omittingEmptySubsequences: false) {
+            if hideNext, !word.isEmpty {
+                words.append("***")
+                hideNext = false
+                continue
+            }
+            let lower = word.lowercased()
+            let secretName = ["password", "passwd", "secret", "token", "apikey", "api_key", "credential"].contains {
+                lower.contains($0)
+            }
+            if secretName, let mark = word.firstIndex(where: { $0 == "=" || $0 == ":" }) {
+                let value = word[word.index(after: mark)...]
+                if value.isEmpty {
+                    hideNext = word.last == ":"
+                } else {
+                    words.append(word[...mark] + "***")
+                    continue
+                }
+            }
+            words.append(String(word))
+        }
+        return Self.hidingKeyRuns(words.joined(separator: " "))
+    }
+
+    /// `line` with runs of 20 or more key characters that hold a letter and a digit as `***`
+    /// (a run starting with `/` is a path, kept).
+    private static func hidingKeyRuns(_ line: String) -> String {
         var result = ""
         var run = ""
         func flush() {
             let scalars = run.unicodeScalars
             let mixed =
-                scalars.contains { ("A"..."Z").contains($0) } && scalars.contains { ("a"..."z").contains($0) }
-                && scalars.contains { ("0"..."9").contains($0) }
+                scalars.contains { ("A"..."Z").contains($0) || ("a"..."z").contains($0) }
+                && scalars.contains { ("0"..."9").contains($0) } && run.first != "/"
             result += scalars.count >= 20 && mixed ? "***" : run
             run = ""
         }
-        for scalar in Self.text(line).unicodeScalars {
+        for scalar in line.unicodeScalars {
             if scalar.isASCII,
                 scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
                     || "+/_.~-".unicodeScalars.contains(scalar)

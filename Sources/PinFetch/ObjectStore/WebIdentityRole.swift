@@ -112,6 +112,9 @@ struct WebIdentityRole: Equatable {
             let answer = BoundedAnswer(limit: Self.answerLimit, isCancelled: isCancelled)
             let outcome = try easy.perform(request, delegate: answer)
             if isCancelled() { throw PinFetchError(.cancelled, "\(name): cancelled") }
+            if answer.overLimit {
+                throw PinFetchError(.protocolViolation, "\(name) answered more than \(Self.answerLimit >> 10) KiB")
+            }
             let status = answer.head?.status
             if outcome.category == .ok, let status, status < 500 || attempt == 3 {
                 return try self.credentials(status: status, body: answer.body, name: name)

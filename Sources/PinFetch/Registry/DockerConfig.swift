@@ -21,6 +21,8 @@ struct DockerConfig {
     /// The config file read.
     let path: String
     private let file: File?
+    /// Set when the file is there but is no config docker would read.
+    private let unreadable: Bool
 
     /// Seconds a `docker-credential-NAME` helper may run.
     static let helperTimeout = 30.0
@@ -31,16 +33,20 @@ struct DockerConfig {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let directory = value("DOCKER_CONFIG") ?? Text.path(value("HOME") ?? "/", ".docker")
         self.path = Text.path(directory, "config.json")
-        self.file = FileSystem.readSmallFile(self.path, limit: 1 << 20).flatMap {
-            try? JSONDecoder().decode(File.self, from: Data($0))
-        }
+        let bytes = FileSystem.readSmallFile(self.path, limit: 1 << 20)
+        self.file = bytes.flatMap { try? JSONDecoder().decode(File.self, from: Data($0)) }
+        self.unreadable = bytes != nil && self.file == nil
     }
 
     /// `user:password` for `registry` (`host[:port]`), or `nil` when the config has none. The
     /// `auths` key may be the host or a URL of it (`https://index.docker.io/v1/`).
-    /// - Throws: ``PinFetchError/Code/authentication`` when its helper fails or answers garbage.
+    /// - Throws: ``PinFetchError/Code/authentication`` when its helper fails or answers garbage,
+    ///   the file is no JSON config, or the registry's `auth` is not base64 of `user:password`.
     func credentials(for registry: String, isCancelled: () -> Bool) throws(PinFetchError) -> String? {
-        guard let file = self.file else { return nil }
+        guard let file = self.file else {
+            if self.unreadable { throw PinFetchError(.authentication, "\(self.path) is no JSON docker config") }
+            return nil
+        }
         if let helper = file.credHelpers?[registry] ?? file.credsStore {
             return try Self.ask(helper, registry: registry, isCancelled: isCancelled)
         }
@@ -49,9 +55,15 @@ struct DockerConfig {
             if let scheme = host.firstRange(of: "://") { host = host[scheme.upperBound...] }
             return host.prefix { $0 != "/" }.lowercased() == registry
         }
-        guard let encoded = entry?.value.auth, let data = Data(base64Encoded: encoded),
-            let text = String(data: data, encoding: .utf8), text.contains(":")
-        else { return nil }
+        guard let encoded = entry?.value.auth else { return nil }
+        guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),
+            text.contains(":"), !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            throw PinFetchError(
+                .authentication,
+                "the auth of \(registry) in \(self.path) is not base64 of user:password"
+            )
+        }
         return text
     }
 

@@ -36,6 +36,16 @@ package final class RegistryAuthorization: Sendable {
         var token: String?
         var access_token: String?
         var expires_in: Double?
+
+        private enum CodingKeys: String, CodingKey { case token, access_token, expires_in }
+
+        /// An `expires_in` that is no number is taken as absent (the default lifetime).
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.token = try? container.decode(String.self, forKey: .token)
+            self.access_token = try? container.decode(String.self, forKey: .access_token)
+            self.expires_in = try? container.decode(Double.self, forKey: .expires_in)
+        }
     }
 
     /// The `Authorization` line the requests for `blob` carry, or `nil` for none, asked on
@@ -155,6 +165,9 @@ package final class RegistryAuthorization: Sendable {
         let answer = BoundedAnswer(limit: Self.answerLimit, isCancelled: isCancelled)
         let outcome = try easy.perform(request, delegate: answer)
         if isCancelled() { throw PinFetchError(.cancelled, "\(name): cancelled") }
+        if answer.overLimit {
+            throw PinFetchError(.protocolViolation, "\(name) answered more than \(Self.answerLimit >> 10) KiB")
+        }
         guard outcome.category == .ok, let head = answer.head else {
             let code = outcome.failureCode == .generic ? PinFetchError.Code.network : outcome.failureCode
             throw PinFetchError(code, "\(name): \(Redaction.text(outcome.message))")

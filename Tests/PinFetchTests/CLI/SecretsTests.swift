@@ -177,7 +177,15 @@ struct HelperLineTests {
             Redaction.helperLine(line)
                 == "denied: *** at /usr/local/bin/aws-helper-v2 token=*** (http://***@proxy:3128)"
         )
-        #expect(Redaction.helperLine("AKIAIOSFODNN7EXAMPLE is not valid") == "AKIAIOSFODNN7EXAMPLE is not valid")
         #expect(Redaction.helperLine("run: aws sso login --profile ci") == "run: aws sso login --profile ci")
+        // What an outsider's helpers printed: a GitHub token, key=value and Name: value secrets.
+        #expect(
+            Redaction.helperLine("error: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 rejected; password=HELPERSECRET")
+                == "error: token *** rejected; password=***"
+        )
+        #expect(
+            Redaction.helperLine("credentials not found: Secret=DOCKERSECRET, Token: abc at /opt/helpers/v2/cred-helper-2024")
+                == "credentials not found: Secret=*** Token: *** at /opt/helpers/v2/cred-helper-2024"
+        )
     }
 }

@@ -190,6 +190,10 @@ import Testing
                         "gave a value of X-A with a control character"
                     ),
                     ("bad name", #"echo '{"headers": {"X A": ["v"]}}'"#, "gave a header name that is not a token"),
+                    (
+                        "host", #"echo '{"headers": {"Host": ["evil.example"]}}'"#,
+                        "gave Host, which pinfetch sets itself"
+                    ),
                 ]
                 for (name, body, said) in cases {
                     let helper = try Self.script(name.replacing(" ", with: "-"), in: work, body)
