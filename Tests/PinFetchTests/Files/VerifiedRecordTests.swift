@@ -186,7 +186,10 @@ struct VerifiedRecordTests {
             var record = try #require(Self.record(output))
             record.changed = VerifiedRecord.nanoseconds(edited.st_ctim)
             record.changedBy = record.changed + VerifiedRecord.window
-            usleep(5_000)  // a forger that takes longer than the window
+            // A forger that takes longer than the window. File times come from the kernel's
+            // coarse clock (a tick: 4 ms at HZ=250, 10 ms at HZ=100): 5 ms could stay within the
+            // edit's tick on a loaded machine, and the forged record then matched.
+            usleep(25_000)
             let bytes = try JSONEncoder().encode(record)
             #expect(Self.setRecord(Array(bytes), on: output))
         }
