@@ -71,19 +71,8 @@ package final class CredentialHelperAnswers: Sendable {
         } catch {
             throw PinFetchError(.authentication, "\(name): \(error.message)")
         }
-        if ended.cancelled { throw PinFetchError(.cancelled, "\(name): cancelled") }
-        if ended.timedOut {
-            throw PinFetchError(
-                .authentication,
-                "\(name) gave no answer within \(Text.number(timeout)) s (--credential-helper-timeout)"
-            )
-        }
-        guard ended.status == 0 else {
-            let why = ended.firstErrorLine.isEmpty ? "" : ": \(Redaction.helperLine(ended.firstErrorLine))"
-            throw PinFetchError(
-                .authentication,
-                "\(name) failed (\(ended.status.map { "exit \($0)" } ?? "killed by a signal"))\(why)"
-            )
+        if let failure = ended.failure(of: name, timeLimit: "\(Text.number(timeout)) s (--credential-helper-timeout)") {
+            throw failure
         }
         guard ended.output.count <= Self.limit,
             let printed = try? JSONDecoder().decode(Printed.self, from: Data(ended.output))

@@ -211,17 +211,7 @@ package final class S3CredentialChain: Sendable {
         } catch {
             throw PinFetchError(.authentication, "\(name): \(error.message)")
         }
-        if ended.cancelled { throw PinFetchError(.cancelled, "\(name): cancelled") }
-        if ended.timedOut {
-            throw PinFetchError(.authentication, "\(name) gave no answer within \(Text.number(Self.processTimeout)) s")
-        }
-        guard ended.status == 0 else {
-            let why = ended.firstErrorLine.isEmpty ? "" : ": \(Redaction.helperLine(ended.firstErrorLine))"
-            throw PinFetchError(
-                .authentication,
-                "\(name) failed (\(ended.status.map { "exit \($0)" } ?? "killed by a signal"))\(why)"
-            )
-        }
+        if let failure = ended.failure(of: name, timeLimit: "\(Text.number(Self.processTimeout)) s") { throw failure }
         guard let answer = try? JSONDecoder().decode(ProcessAnswer.self, from: Data(ended.output)),
             answer.Version == 1, !answer.AccessKeyId.isEmpty, !answer.SecretAccessKey.isEmpty
         else {

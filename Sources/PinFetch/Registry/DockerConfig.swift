@@ -84,23 +84,14 @@ struct DockerConfig {
         } catch {
             throw PinFetchError(.authentication, "\(program) (docker's credential helper): \(error.message)")
         }
-        if ended.cancelled { throw PinFetchError(.cancelled, "\(program): cancelled") }
-        guard !ended.timedOut else {
-            throw PinFetchError(
-                .authentication,
-                "\(program) gave no answer within \(Text.number(Self.helperTimeout)) s"
-            )
-        }
         // "credentials not found in native keychain": no entry, as docker takes it.
-        if ended.status != 0, String(decoding: ended.output, as: UTF8.self).contains("credentials not found") {
+        if !ended.cancelled, !ended.timedOut, ended.status != 0,
+            String(decoding: ended.output, as: UTF8.self).contains("credentials not found")
+        {
             return nil
         }
-        guard ended.status == 0 else {
-            let why = ended.firstErrorLine.isEmpty ? "" : ": \(Redaction.helperLine(ended.firstErrorLine))"
-            throw PinFetchError(
-                .authentication,
-                "\(program) failed (\(ended.status.map { "exit \($0)" } ?? "killed by a signal"))\(why)"
-            )
+        if let failure = ended.failure(of: program, timeLimit: "\(Text.number(Self.helperTimeout)) s") {
+            throw failure
         }
         guard let answer = try? JSONDecoder().decode(HelperAnswer.self, from: Data(ended.output)),
             !answer.Username.isEmpty,

@@ -15,6 +15,22 @@ struct ChildCommand {
         /// Killed because the run was cancelled.
         var cancelled = false
 
+        /// Why a credentials helper named `name` gave nothing usable, or `nil` when it exited 0:
+        /// cancelled (``PinFetchError/Code/cancelled``), past its time (`timeLimit`, the words
+        /// after "within"), or an exit status other than 0 with its first line of standard
+        /// error, what looks like a secret hidden (``Redaction/helperLine(_:)``); the others
+        /// are ``PinFetchError/Code/authentication``.
+        func failure(of name: String, timeLimit: String) -> PinFetchError? {
+            if self.cancelled { return PinFetchError(.cancelled, "\(name): cancelled") }
+            if self.timedOut { return PinFetchError(.authentication, "\(name) gave no answer within \(timeLimit)") }
+            guard self.status != 0 else { return nil }
+            let why = self.firstErrorLine.isEmpty ? "" : ": \(Redaction.helperLine(self.firstErrorLine))"
+            return PinFetchError(
+                .authentication,
+                "\(name) failed (\(self.status.map { "exit \($0)" } ?? "killed by a signal"))\(why)"
+            )
+        }
+
         /// The first line of its standard error, at most 200 characters, for a message.
         var firstErrorLine: String {
             let line = self.error.split(separator: UInt8(ascii: "\n")).first.map { Array($0) } ?? []
