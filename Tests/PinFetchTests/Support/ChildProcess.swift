@@ -228,3 +228,27 @@ struct ChildProcessError: Error, CustomStringConvertible {
 
     init(_ description: String) { self.description = description }
 }
+
+extension ChildProcess {
+    /// Starts a server with `start(port, attempt)` on a free loopback port until one listens
+    /// within 30 s (at most five tries: a port taken between the choice and the bind fails
+    /// one); its process and port.
+    static func listening(
+        _ name: String,
+        _ start: (_ port: Int, _ attempt: Int) throws -> ChildProcess
+    ) async throws -> (child: ChildProcess, port: Int) {
+        var failures: [String] = []
+        for attempt in 1...5 {
+            let port = try Nginx.freePort()
+            let child = try start(port, attempt)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while child.isRunning, ContinuousClock.now < deadline, !Nginx.accepts(port: port) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            if child.isRunning, Nginx.accepts(port: port) { return (child, port) }
+            failures.append("try \(attempt), port \(port): \(child.transcript)")
+            await child.end()
+        }
+        throw NginxError("\(name) did not start:\n" + failures.joined(separator: "\n"))
+    }
+}

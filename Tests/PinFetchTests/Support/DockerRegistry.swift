@@ -71,9 +71,7 @@ struct DockerRegistry {
             logs: prefix + "/htpasswd-run"
         )
         try htpasswd.standardOutput.write(toFile: prefix + "/htpasswd", atomically: true, encoding: .utf8)
-        var failures: [String] = []
-        for attempt in 1...5 {
-            let port = try Nginx.freePort()
+        let (child, port) = try await ChildProcess.listening("docker-registry") { port, attempt in
             let config = """
                 version: 0.1
                 log:
@@ -89,23 +87,13 @@ struct DockerRegistry {
                     path: \(prefix)/htpasswd
                 """
             try config.write(toFile: prefix + "/config-\(attempt).yml", atomically: true, encoding: .utf8)
-            let child = try ChildProcess(
+            return try ChildProcess(
                 Self.executable,
                 ["serve", prefix + "/config-\(attempt).yml"],
                 logs: prefix + "/registry-\(attempt)"
             )
-            let deadline = ContinuousClock.now + .seconds(30)
-            while child.isRunning, ContinuousClock.now < deadline, !Nginx.accepts(port: port) {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            guard child.isRunning, Nginx.accepts(port: port) else {
-                failures.append("try \(attempt), port \(port): \(child.transcript)")
-                await child.end()
-                continue
-            }
-            return DockerRegistry(prefix: prefix, port: port, child: child)
         }
-        throw NginxError("docker-registry did not start:\n" + failures.joined(separator: "\n"))
+        return DockerRegistry(prefix: prefix, port: port, child: child)
     }
 }
 

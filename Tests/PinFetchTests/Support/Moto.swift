@@ -91,10 +91,8 @@ struct Moto {
                     + ".build/test-tools/moto/bin/pip install 'moto[server]' (.ci/run does)"
             )
         }
-        var failures: [String] = []
-        for attempt in 1...5 {
-            let port = try Nginx.freePort()
-            let child = try ChildProcess(
+        let (child, port) = try await ChildProcess.listening("moto") { port, attempt in
+            try ChildProcess(
                 Self.executable,
                 ["-H", "127.0.0.1", "-p", "\(port)"],
                 logs: prefix + "/moto-\(attempt)",
@@ -102,16 +100,9 @@ struct Moto {
                     "INITIAL_NO_AUTH_ACTION_COUNT": accessControl ? "3" : "1000000", "MOTO_CALL_RESET_API": "false",
                 ]
             )
-            var moto = Moto(prefix: prefix, port: port, child: child)
-            let deadline = ContinuousClock.now + .seconds(30)
-            while child.isRunning, ContinuousClock.now < deadline, !Nginx.accepts(port: port) {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            guard child.isRunning, Nginx.accepts(port: port) else {
-                failures.append("try \(attempt), port \(port): \(child.transcript)")
-                await child.end()
-                continue
-            }
+        }
+        var moto = Moto(prefix: prefix, port: port, child: child)
+        do {
             // The three calls before access control: a user, its key, and a policy for S3.
             let iam = "AKIAIOSFODNN7EXAMPLE:setup"
             let version = ["-d", "Version=2010-05-08"]
@@ -149,8 +140,10 @@ struct Moto {
             moto.accessKeyID = id
             moto.secretAccessKey = secret
             return moto
+        } catch {
+            await child.end()
+            throw error
         }
-        throw NginxError("moto did not start:\n" + failures.joined(separator: "\n"))
     }
 }
 
