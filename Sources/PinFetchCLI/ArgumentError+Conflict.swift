@@ -82,7 +82,8 @@ extension ArgumentError {
             case .urlsWithInputFile: "give URLs on the command line or with -i, not both"
             case .outputWithInputFile: "-o names one file; with -i use -P DIR"
             case .shardWithoutInputFile: "--shard goes with -i"
-            case .filterWithoutInputFile: "--include and --exclude choose entries of -i FILE: give -i"
+            case .filterWithoutInputFile:
+                "--include and --exclude choose entries of -i FILE or an oci:// artifact's files"
             case .outputAndContentDisposition: "-o and --content-disposition both name the file: give one"
             case .keyWithoutCertificate: "--key goes with --cert"
             case .verboseAndQuiet: "-v and -q: give one"

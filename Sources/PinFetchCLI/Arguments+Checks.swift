@@ -79,7 +79,10 @@ extension Arguments {
         } else {
             guard !urls.isEmpty else { throw .noURL }
             if self.shard != nil { throw .conflict(.shardWithoutInputFile) }
-            if !self.includes.isEmpty || !self.excludes.isEmpty { throw .conflict(.filterWithoutInputFile) }
+            // An artifact's files are chosen by title too (an oci:// URL, checked once it is parsed).
+            if !self.includes.isEmpty || !self.excludes.isEmpty, urls.count != 1 || !OCILocation.names(urls[0]) {
+                throw .conflict(.filterWithoutInputFile)
+            }
             if self.remoteName, let file = urls.first(where: { !$0.contains("://") }) {
                 throw .conflict(.remoteNameWithFile(file))
             }

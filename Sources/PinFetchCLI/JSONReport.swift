@@ -8,7 +8,8 @@ struct JSONReport: Encodable {
     let result: FetchResult
     /// The exit status of this file's outcome (it differs from the code's for a SIGTERM).
     let exitStatus: Int32
-    /// For the fetch of an input file given by URL: `checksum-file` or `manifest`; its line has
+    /// For the fetch of an input file given by URL: `checksum-file` or `manifest` (on failure),
+    /// `artifact` (an artifact's manifest, always); its line has
     /// `input` set to that and `path` null (the file is read, never saved). `nil` for a file.
     var input: String? = nil
 

@@ -161,6 +161,11 @@ struct Requester: Sendable {
             // Every hop on the mirror's origin is its registry's or bucket's (a redirect within
             // it keeps the token and the signature; `--user`'s Basic never replaces them).
             if onOrigin, let blob = origin.oci { try self.authorize(&request, for: blob, on: easy) }
+            // A manifest is asked for in the forms pinfetch reads (a registry may convert otherwise).
+            if origin.oci?.isManifest == true, !request.headers.contains(where: { Self.fieldName(of: $0) == "accept" })
+            {
+                request.headers.append("Accept: " + OCILocation.manifestTypes.joined(separator: ", "))
+            }
             if onOrigin, let object = origin.s3 {
                 try self.sign(&request, for: object, on: easy)
                 // An `Authorization` of -u or -H would replace libcurl's signature.

@@ -37,8 +37,9 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The object this URL reaches when it was given as `s3://BUCKET/KEY` (its requests are
     /// signed, ``S3CredentialChain``); `nil` for an `http`/`https` URL.
     package var s3: S3Location? = nil
-    /// The registry blob this URL reaches when it was given as `oci://…@sha256:HEX` (its
-    /// digest is its pin; its requests carry the registry's token); `nil` otherwise.
+    /// The registry blob or manifest this URL reaches when it was given as `oci://…@sha256:HEX`
+    /// or `oci://…:TAG` (a digest is its pin; its requests carry the registry's token); `nil`
+    /// otherwise.
     package var oci: OCILocation? = nil
 
     package var description: String { self.text }
@@ -48,6 +49,13 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
 
     /// The longest URL taken, in bytes (8 KiB, as many servers' request-line limit).
     static let maximumLength = 8192
+
+    /// The URL of a registry's blob or manifest, shown (``redacted``) in its `oci://` form.
+    /// - Throws: ``PinFetchError/Code/usage`` for a registry host no URL takes.
+    package init(registry location: OCILocation) throws(PinFetchError) {
+        self = try HTTPURL(location.url)
+        self.oci = location
+    }
 
     /// Validates and normalizes a URL typed by a user.
     ///
@@ -65,9 +73,7 @@ package struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
             return
         }
         if OCILocation.names(text) {
-            let blob = try OCILocation(text)
-            self = try HTTPURL(blob.url)
-            self.oci = blob
+            self = try HTTPURL(registry: try OCILocation(text))
             return
         }
         // What messages show: secrets as `***`, control characters escaped, at most 200 characters.

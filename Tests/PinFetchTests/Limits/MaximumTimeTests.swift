@@ -149,8 +149,10 @@ struct MaximumTimeTests {
                 // wording a file gets is not fixed; the words are.)
                 let plain = ["while waiting for a connection", "out of time", "Operation timed out"]
                 #expect(messages.allSatisfy { message in plain.contains { message.contains($0) } }, "\(messages)")
+                // Ended by the deadline, well before a file's 6 s (a loaded machine ends one
+                // past 2.9 s: the margin is the mechanism's, not the clock's precision).
                 let elapsed = run.lines.compactMap { $0["elapsed_s"] as? Double }
-                #expect(elapsed.allSatisfy { $0 < 2.9 }, "\(elapsed)")
+                #expect(elapsed.allSatisfy { $0 < 4.5 }, "\(elapsed)")
             }
         }
     }

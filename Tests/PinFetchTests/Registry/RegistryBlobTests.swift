@@ -185,7 +185,7 @@ import Testing
         }
     }
 
-    @Test func `an oci URL is read as the spec names a blob`() throws {
+    @Test func `an oci URL is read as the spec names a blob or a tag`() throws {
         let blob = try OCILocation(
             "oci://Registry.example:5000/a/b-c__d.e@sha256:\(String(repeating: "ab", count: 32))"
         )
@@ -197,8 +197,21 @@ import Testing
             try OCILocation("oci://localhost:5000/x@sha256:\(String(repeating: "0", count: 64))").base
                 == "http://localhost:5000"
         )
+        // A tag names a manifest; a digest is a blob, or a manifest taken as an artifact's.
+        let tagged = try OCILocation("oci://r.example:5000/tools/cli:v1.2_rc-3")
+        #expect(tagged.isManifest && tagged.reference == .tag("v1.2_rc-3") && tagged.pin == nil)
+        #expect(tagged.url == "https://r.example:5000/v2/tools/cli/manifests/v1.2_rc-3")
+        #expect(tagged.text == "oci://r.example:5000/tools/cli:v1.2_rc-3")
+        #expect(try OCILocation(tagged.text) == tagged)
+        #expect(blob.manifest.url.hasSuffix("/v2/a/b-c__d.e/manifests/sha256:\(String(repeating: "ab", count: 32))"))
+        #expect(blob.manifest.pin == blob.pin && !blob.isManifest)
+        let both = try OCILocation("oci://r.example/repo:v1@sha256:\(String(repeating: "cd", count: 32))")
+        #expect(both.reference == .digest(String(repeating: "cd", count: 32)) && both.repository == "repo")
         for refused in [
-            "oci://r.example/repo:latest", "oci://r.example/Repo@sha256:\(String(repeating: "0", count: 64))",
+            "oci://r.example/repo", "oci://r.example/repo:-x",
+            "oci://r.example/repo:\(String(repeating: "t", count: 129))",
+            "oci://r.example/repo:.bad@sha256:\(String(repeating: "0", count: 64))", "oci://r.example/repo:a/b",
+            "oci://r.example/Repo@sha256:\(String(repeating: "0", count: 64))",
             "oci://r.example/a//b@sha256:\(String(repeating: "0", count: 64))", "oci://r.example/a@sha512:00",
             "oci://u:p@r.example/a@sha256:\(String(repeating: "0", count: 64))", "oci://r.example",
             "oci://r.example/a___b@sha256:\(String(repeating: "0", count: 64))",

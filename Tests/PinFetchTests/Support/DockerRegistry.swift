@@ -58,6 +58,31 @@ struct DockerRegistry {
         guard put.standardOutput == "201" else { throw NginxError("registry: push: HTTP \(put.standardOutput)") }
     }
 
+    /// Pushes `manifest` as `repository`'s manifest `reference` (a tag or `sha256:HEX`) of media
+    /// type `type`: the registry checks that the blobs it names are there.
+    func pushManifest(
+        _ manifest: [UInt8],
+        to repository: String,
+        reference: String,
+        type: String = "application/vnd.oci.image.manifest.v1+json"
+    ) async throws {
+        let file = self.prefix + "/manifest-\(UUID().uuidString.prefix(8))"
+        try Data(manifest).write(to: URL(fileURLWithPath: file))
+        let put = try await ChildProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", self.prefix + "/manifest-answer", "-w", "%{http_code}", "-u",
+                "\(Self.user):\(Self.password)", "-X", "PUT", "-H", "Content-Type: \(type)", "--data-binary",
+                "@\(file)", "http://\(self.host)/v2/\(repository)/manifests/\(reference)",
+            ],
+            logs: self.prefix + "/curl-\(UUID().uuidString.prefix(8))"
+        )
+        guard put.standardOutput == "201" else {
+            let answer = (try? String(contentsOfFile: self.prefix + "/manifest-answer", encoding: .utf8)) ?? ""
+            throw NginxError("registry: manifest push: HTTP \(put.standardOutput): \(answer)")
+        }
+    }
+
     /// Starts the registry in `prefix`.
     static func start(in prefix: String) async throws -> DockerRegistry {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
