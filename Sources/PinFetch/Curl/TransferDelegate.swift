@@ -5,11 +5,17 @@ import FoundationEssentials
 /// A redirect (301, 302, 303, 307, 308 with a `Location`) is not handed to the subclass: its
 /// target is kept in ``redirectLocation`` and its body is dropped; the caller decides whether to
 /// follow it (libcurl's own following is off, so the caller controls credentials per origin).
+/// A `401` is kept likewise when ``interceptsUnauthorized`` is set.
 class TransferDelegate {
     /// The most recent complete response head (the final one once the body starts).
     private(set) var head: ResponseHead?
     /// The `Location` of a redirect answer, when the response was one.
     private(set) var redirectLocation: String?
+    /// Whether a `401` is kept from the subclass like a redirect (its challenge in
+    /// ``refusedChallenge``): set by a caller that can answer it with fresh credentials.
+    var interceptsUnauthorized = false
+    /// The `WWW-Authenticate` of an intercepted `401` (empty when it had none), or `nil`.
+    private(set) var refusedChallenge: String?
     private var building: ResponseHead?
     private var headDelivered = false
     /// Set when the transfer was abandoned because no byte came for the stall timeout.
@@ -46,9 +52,11 @@ class TransferDelegate {
     /// Whether a redirect led to the request in flight.
     private(set) var redirected = false
 
-    /// Forgets the previous response, before the next hop of a redirect chain.
-    func prepareForNextResponse() {
-        self.redirected = true
+    /// Forgets the previous response, before the next hop of a redirect chain (or the same
+    /// request again with fresh credentials, `redirect` false).
+    func prepareForNextResponse(redirect: Bool = true) {
+        if redirect { self.redirected = true }
+        self.refusedChallenge = nil
         self.head = nil
         self.redirectLocation = nil
         self.building = nil
@@ -125,11 +133,15 @@ class TransferDelegate {
 
     /// Delivers the head once; `false` when the delegate refuses it or it is a redirect.
     func deliverHeadIfNeeded() -> Bool {
-        guard !self.headDelivered else { return self.redirectLocation == nil }
+        guard !self.headDelivered else { return self.redirectLocation == nil && self.refusedChallenge == nil }
         self.headDelivered = true
         guard let head = self.head else { return false }  // body before any head: refuse it
         if [301, 302, 303, 307, 308].contains(head.status), let location = head.value("location"), !location.isEmpty {
             self.redirectLocation = location
+            return false
+        }
+        if head.status == 401, self.interceptsUnauthorized {
+            self.refusedChallenge = head.value("www-authenticate") ?? ""
             return false
         }
         return self.receive(head: head)

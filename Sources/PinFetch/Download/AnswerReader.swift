@@ -87,10 +87,11 @@ final class AnswerReader: TransferDelegate {
         self.control = control
     }
 
-    override func prepareForNextResponse() {
-        self.context.condition = nil
+    override func prepareForNextResponse(redirect: Bool = true) {
+        // The same request again (fresh credentials) keeps its conditions; a redirect drops them.
+        if redirect { self.context.condition = nil }
         self.errorBody = nil  // an earlier hop's error body is never the next answer's
-        super.prepareForNextResponse()
+        super.prepareForNextResponse(redirect: redirect)
     }
 
     override func receive(head: ResponseHead) -> Bool {

@@ -55,22 +55,42 @@ struct Requester: Sendable {
     /// (``DockerConfig``), are asked for it only when the registry wants credentials.
     /// - Throws: ``PinFetchError/Code/authentication`` when it wants credentials that are not
     ///   given or refuses them.
-    func authorize(_ request: inout TransferRequest, for blob: OCILocation, on easy: EasyHandle) throws(PinFetchError) {
+    /// - Parameter refused: The challenge of a `401` to what was sent before: the token is asked
+    ///   for again (``RegistryAuthorization/renewed(for:challenge:credentials:on:transport:isCancelled:)``).
+    func authorize(
+        _ request: inout TransferRequest,
+        for blob: OCILocation,
+        on easy: EasyHandle,
+        refused: String? = nil
+    ) throws(PinFetchError) {
         let control = self.control
         let given = self.options.credentials
-        guard
-            let line = try self.options.registryAuthorization.header(
+        let credentials = { () throws(PinFetchError) -> String? in
+            if let given { return given }
+            let docker = DockerConfig(environment: ProcessInfo.processInfo.environment)
+            return try docker.credentials(for: blob.registry) { control.isCancelled }
+        }
+        let authorization = self.options.registryAuthorization
+        let line: String?
+        if let refused {
+            line = try authorization.renewed(
                 for: blob,
-                credentials: { () throws(PinFetchError) -> String? in
-                    if let given { return given }
-                    let docker = DockerConfig(environment: ProcessInfo.processInfo.environment)
-                    return try docker.credentials(for: blob.registry) { control.isCancelled }
-                },
+                challenge: refused,
+                credentials: credentials,
                 on: easy,
                 transport: request.transport,
                 isCancelled: { control.isCancelled }
             )
-        else { return }
+        } else {
+            line = try authorization.header(
+                for: blob,
+                credentials: credentials,
+                on: easy,
+                transport: request.transport,
+                isCancelled: { control.isCancelled }
+            )
+        }
+        guard let line else { return }
         request.headers.removeAll { Self.fieldName(of: $0) == "authorization" }
         request.headers.append(line)
     }
@@ -137,6 +157,11 @@ struct Requester: Sendable {
         }
         var onOrigin = true
         var hops = 0
+        // A 401 to a registry's token or a credential helper's answer is answered once with
+        // fresh ones (a token expired, a registry that challenges per request).
+        var refused: String?
+        var renewed = false
+        defer { delegate.interceptsUnauthorized = false }
         while true {
             var request = TransferRequest(
                 url: current.wireText,
@@ -160,7 +185,9 @@ struct Requester: Sendable {
             request.headers += helped.filter { !given.contains(Self.fieldName(of: $0)) }
             // Every hop on the mirror's origin is its registry's or bucket's (a redirect within
             // it keeps the token and the signature; `--user`'s Basic never replaces them).
-            if onOrigin, let blob = origin.oci { try self.authorize(&request, for: blob, on: easy) }
+            if onOrigin, let blob = origin.oci { try self.authorize(&request, for: blob, on: easy, refused: refused) }
+            refused = nil
+            delegate.interceptsUnauthorized = !renewed && (onOrigin && origin.oci != nil || !helped.isEmpty)
             // A manifest is asked for in the forms pinfetch reads (a registry may convert otherwise).
             if origin.oci?.isManifest == true, !request.headers.contains(where: { Self.fieldName(of: $0) == "accept" })
             {
@@ -199,6 +226,17 @@ struct Requester: Sendable {
                 let shown = head.fields.filter { Self.decidingFields.contains($0.name) }
                     .map { Redaction.headerLine("\($0.name): \($0.value)") }
                 self.reporter.report(.response(path: self.reporter.path, status: head.status, headers: shown))
+            }
+            if outcome.category != .notStarted, let challenge = delegate.refusedChallenge {
+                renewed = true
+                if !helped.isEmpty { self.options.credentialHelperAnswers.forget(current.wireText) }
+                if onOrigin, origin.oci != nil { refused = challenge }
+                self.reporter.decide(
+                    "HTTP 401 to the \(onOrigin && origin.oci != nil ? "registry's token" : "credential helper's fields"): "
+                        + "asking again"
+                )
+                delegate.prepareForNextResponse(redirect: false)
+                continue
             }
             guard outcome.category != .notStarted, let location = delegate.redirectLocation else { return outcome }
             func refuse(_ reason: String) -> TransferOutcome {

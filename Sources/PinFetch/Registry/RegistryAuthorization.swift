@@ -71,20 +71,7 @@ package final class RegistryAuthorization: Sendable {
         switch check.status {
         case 200: break
         case 401:
-            let challenges = AuthenticationChallenge.parse(check.challenge ?? "")
-            if let bearer = challenges.first(where: { $0.scheme == "bearer" }) {
-                found = try Self.token(bearer, blob, try credentials(), on: easy, transport, isCancelled, name: name)
-            } else if challenges.contains(where: { $0.scheme == "basic" }) {
-                guard let credentials = try credentials() else {
-                    throw PinFetchError(
-                        .authentication,
-                        "\(name) asks for credentials: give --user, or log in with docker (\(Self.configShown))"
-                    )
-                }
-                found.header = "Authorization: Basic \(Data(credentials.utf8).base64EncodedString())"
-            } else {
-                throw PinFetchError(.authentication, "\(name) answered 401 without a Bearer or Basic challenge")
-            }
+            found = try Self.answering(check.challenge ?? "", blob, credentials, on: easy, transport, isCancelled)
         default:
             throw PinFetchError(.serverResponse, "\(name): HTTP \(check.status) to GET /v2/ (is it an OCI registry?)")
         }
@@ -92,9 +79,49 @@ package final class RegistryAuthorization: Sendable {
         return found.header
     }
 
-    /// Forgets what is known for `blob`'s repository (its token was refused).
-    func forget(_ blob: OCILocation) {
-        _ = self.known.withLock { $0.removeValue(forKey: blob.registry + "/" + blob.repository) }
+    /// The `Authorization` line for `blob` after a request with what was known answered `401`
+    /// with `challenge` (its `WWW-Authenticate`): an expired or revoked token, or a registry
+    /// whose `/v2/` let everyone in and its blobs not (docker answers challenges per request).
+    /// The token is asked for again; the result is kept as ``header(for:credentials:on:transport:isCancelled:)`` keeps it.
+    /// - Throws: as ``header(for:credentials:on:transport:isCancelled:)``, and
+    ///   ``PinFetchError/Code/authentication`` for a `401` without a Bearer or Basic challenge.
+    func renewed(
+        for blob: OCILocation,
+        challenge: String,
+        credentials: () throws(PinFetchError) -> String?,
+        on easy: EasyHandle,
+        transport: TransportSettings,
+        isCancelled: @escaping () -> Bool
+    ) throws(PinFetchError) -> String? {
+        let found = try Self.answering(challenge, blob, credentials, on: easy, transport, isCancelled)
+        self.known.withLock { $0[blob.registry + "/" + blob.repository] = found }
+        return found.header
+    }
+
+    /// What answers a `401`'s `challenge`: a Bearer token from its realm, or Basic credentials.
+    private static func answering(
+        _ challenge: String,
+        _ blob: OCILocation,
+        _ credentials: () throws(PinFetchError) -> String?,
+        on easy: EasyHandle,
+        _ transport: TransportSettings,
+        _ isCancelled: @escaping () -> Bool
+    ) throws(PinFetchError) -> Known {
+        let name = "registry \(blob.registry)"
+        let challenges = AuthenticationChallenge.parse(challenge)
+        if let bearer = challenges.first(where: { $0.scheme == "bearer" }) {
+            return try Self.token(bearer, blob, try credentials(), on: easy, transport, isCancelled, name: name)
+        }
+        guard challenges.contains(where: { $0.scheme == "basic" }) else {
+            throw PinFetchError(.authentication, "\(name) answered 401 without a Bearer or Basic challenge")
+        }
+        guard let credentials = try credentials() else {
+            throw PinFetchError(
+                .authentication,
+                "\(name) asks for credentials: give --user, or log in with docker (\(Self.configShown))"
+            )
+        }
+        return Known(header: "Authorization: Basic \(Data(credentials.utf8).base64EncodedString())", expires: nil)
     }
 
     private static let configShown = "~/.docker/config.json"

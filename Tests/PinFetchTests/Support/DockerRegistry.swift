@@ -13,6 +13,14 @@ struct DockerRegistry {
     let prefix: String
     let port: Int
     let child: ChildProcess
+    /// With token authentication, what signs the pushes' tokens (`nil`: htpasswd's Basic).
+    var tokens: RegistryTokens? = nil
+
+    /// curl's arguments that let a push of `repository` in.
+    func pushCredentials(_ repository: String) async throws -> [String] {
+        guard let tokens else { return ["-u", "\(Self.user):\(Self.password)"] }
+        return ["-H", "Authorization: Bearer \(try await tokens.token(repository, actions: ["pull", "push"]))"]
+    }
 
     /// `127.0.0.1:PORT`, as an `oci://` URL names it.
     var host: String { "127.0.0.1:\(self.port)" }
@@ -35,9 +43,8 @@ struct DockerRegistry {
         let started = try await ChildProcess.run(
             "/usr/bin/curl",
             [
-                "-s", "-o", "/dev/null", "-D", "-", "-u", "\(Self.user):\(Self.password)", "-X", "POST",
-                "http://\(self.host)/v2/\(repository)/blobs/uploads/",
-            ],
+                "-s", "-o", "/dev/null", "-D", "-", "-X", "POST", "http://\(self.host)/v2/\(repository)/blobs/uploads/",
+            ] + (try await self.pushCredentials(repository)),
             logs: self.prefix + "/curl-\(UUID().uuidString.prefix(8))"
         )
         guard
@@ -49,10 +56,10 @@ struct DockerRegistry {
         let put = try await ChildProcess.run(
             "/usr/bin/curl",
             [
-                "-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)", "-X", "PUT",
-                "-H", "Content-Type: application/octet-stream", "--data-binary", "@\(file)",
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "-H",
+                "Content-Type: application/octet-stream", "--data-binary", "@\(file)",
                 location + (location.contains("?") ? "&" : "?") + "digest=sha256:\(Fixtures.sha256(body))",
-            ],
+            ] + (try await self.pushCredentials(repository)),
             logs: self.prefix + "/curl-\(UUID().uuidString.prefix(8))"
         )
         guard put.standardOutput == "201" else { throw NginxError("registry: push: HTTP \(put.standardOutput)") }
@@ -71,10 +78,10 @@ struct DockerRegistry {
         let put = try await ChildProcess.run(
             "/usr/bin/curl",
             [
-                "-s", "-o", self.prefix + "/manifest-answer", "-w", "%{http_code}", "-u",
-                "\(Self.user):\(Self.password)", "-X", "PUT", "-H", "Content-Type: \(type)", "--data-binary",
-                "@\(file)", "http://\(self.host)/v2/\(repository)/manifests/\(reference)",
-            ],
+                "-s", "-o", self.prefix + "/manifest-answer", "-w", "%{http_code}", "-X", "PUT", "-H",
+                "Content-Type: \(type)", "--data-binary", "@\(file)",
+                "http://\(self.host)/v2/\(repository)/manifests/\(reference)",
+            ] + (try await self.pushCredentials(repository)),
             logs: self.prefix + "/curl-\(UUID().uuidString.prefix(8))"
         )
         guard put.standardOutput == "201" else {
@@ -83,8 +90,13 @@ struct DockerRegistry {
         }
     }
 
-    /// Starts the registry in `prefix`.
-    static func start(in prefix: String) async throws -> DockerRegistry {
+    /// Starts the registry in `prefix`: with htpasswd's Basic authentication, or with `token`,
+    /// docker's token authentication whose realm is `token.realm` and whose tokens
+    /// `token.tokens` signs.
+    static func start(
+        in prefix: String,
+        token: (realm: String, tokens: RegistryTokens)? = nil
+    ) async throws -> DockerRegistry {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw NginxError(
                 "\(Self.executable) is missing: apt-get install docker-registry apache2-utils (.ci/run does)"
@@ -107,10 +119,22 @@ struct DockerRegistry {
                 http:
                   addr: 127.0.0.1:\(port)
                 auth:
-                  htpasswd:
-                    realm: pinfetch-tests
-                    path: \(prefix)/htpasswd
+
                 """
+                + (token.map {
+                    """
+                      token:
+                        realm: \($0.realm)
+                        service: \(RegistryTokens.service)
+                        issuer: \(RegistryTokens.issuer)
+                        rootcertbundle: \($0.tokens.bundle)
+                    """
+                }
+                    ?? """
+                      htpasswd:
+                        realm: pinfetch-tests
+                        path: \(prefix)/htpasswd
+                    """)
             try config.write(toFile: prefix + "/config-\(attempt).yml", atomically: true, encoding: .utf8)
             return try ChildProcess(
                 Self.executable,
@@ -118,16 +142,20 @@ struct DockerRegistry {
                 logs: prefix + "/registry-\(attempt)"
             )
         }
-        return DockerRegistry(prefix: prefix, port: port, child: child)
+        return DockerRegistry(prefix: prefix, port: port, child: child, tokens: token?.tokens)
     }
 }
 
-/// Runs `body` with a registry started in a temporary directory, stopped afterwards.
-func withDockerRegistry<T>(_ body: (DockerRegistry) async throws -> T) async throws -> T {
+/// Runs `body` with a registry started in a temporary directory, stopped afterwards; with
+/// `token`, it takes the tokens of that realm (``DockerRegistry/start(in:token:)``).
+func withDockerRegistry<T>(
+    token: (realm: String, tokens: RegistryTokens)? = nil,
+    _ body: (DockerRegistry) async throws -> T
+) async throws -> T {
     try await withTemporaryDirectory { directory in
         let prefix = directory + "/registry"
         try FileManager.default.createDirectory(atPath: prefix, withIntermediateDirectories: true)
-        let registry = try await DockerRegistry.start(in: prefix)
+        let registry = try await DockerRegistry.start(in: prefix, token: token)
         let result: Result<T, any Error>
         do { result = .success(try await body(registry)) } catch { result = .failure(error) }
         await registry.child.end()
