@@ -26,6 +26,9 @@ enum JobPlan {
     ) async throws(PinFetchError) -> [FetchJob] {
         // Each URL is parsed once, here: exit 2 before any file is touched.
         let urls = try arguments.urls.map { (text) throws(PinFetchError) in try HTTPURL(text) }
+        if urls.count > 1, let tag = urls.first(where: { $0.oci?.isManifest == true })?.oci {
+            throw PinFetchError(.usage, "\(tag.text) names an artifact: give it as the only URL")
+        }
         let keys = try Self.trustedKeys(arguments)  // a bad key file is exit 2 before any request
         var jobs = try await Self.plan(arguments, urls: urls, keys: keys, report: report)
         for index in jobs.indices {
@@ -162,6 +165,13 @@ enum JobPlan {
         var outputs = OutputNames()
         for entry in manifest.entries {
             let urls = try entry.mirrors.map { (text) throws(PinFetchError) in try HTTPURL(text) }
+            if let tag = urls.first(where: { $0.oci?.isManifest == true })?.oci {
+                throw PinFetchError(
+                    .usage,
+                    "\(input):\(entry.line): \(tag.text) names an artifact: fetch it alone, with -P DIR (a line "
+                        + "takes a blob, oci://REGISTRY/REPOSITORY@sha256:HEX)"
+                )
+            }
             var name = entry.output ?? ""
             if entry.output == nil { name = try Arguments.fileName(of: urls[0]) }
             let destination: String

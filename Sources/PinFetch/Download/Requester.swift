@@ -209,14 +209,23 @@ struct Requester: Sendable {
                 }
             }
             if self.reporter.isListening {
+                var shown =
+                    headers.map { userHeaders.contains($0) ? Redaction.hidingValue($0) : Redaction.headerLine($0) }
+                    + helped.filter { request.headers.contains($0) }.map(Redaction.hidingValue)
+                // The registry's Authorization, in place of --user's: its scheme shown, never its value.
+                if let line = request.headers.first(where: { Self.fieldName(of: $0) == "authorization" }),
+                    !headers.contains(line), !helped.contains(line)
+                {
+                    let scheme = line.drop { $0 != ":" }.dropFirst().trimmingWhitespace().prefix { $0 != " " }
+                    shown.removeAll { Self.fieldName(of: $0) == "authorization" }
+                    shown.append("Authorization: \(scheme) ***")
+                }
                 self.reporter.report(
                     .request(
                         path: self.reporter.path,
                         method: method == .head ? "HEAD" : "GET",
                         url: current.redacted,
-                        headers: headers.map {
-                            userHeaders.contains($0) ? Redaction.hidingValue($0) : Redaction.headerLine($0)
-                        } + helped.filter { request.headers.contains($0) }.map(Redaction.hidingValue)
+                        headers: shown
                     )
                 )
             }
@@ -273,128 +282,5 @@ struct Requester: Sendable {
     /// The lower-cased field name of a header line `Name: value`.
     static func fieldName(of line: String) -> String {
         line.prefix { $0 != ":" }.trimmingWhitespace().lowercased()
-    }
-}
-
-/// When one file's fetch must end: ``FetchOptions/maximumTime`` seconds after it started.
-///
-/// A value: the download, its attempts and the helper threads of a segmented phase each read
-/// their own copy.
-struct Deadline: Sendable {
-    /// When the fetch of the file started.
-    let started: Date
-    /// Seconds the whole fetch may take, or `nil` without a limit (`--max-time`).
-    let maximumTime: Double?
-
-    init(started: Date = Date(), maximumTime: Double?) {
-        self.started = started
-        self.maximumTime = maximumTime
-    }
-
-    /// Seconds left, or `nil` without a limit; 0 or less once it ran out.
-    var remaining: Double? { self.maximumTime.map { $0 - Date().timeIntervalSince(self.started) } }
-
-    /// Whether the time ran out.
-    var isPast: Bool { self.remaining.map { $0 <= 0 } ?? false }
-
-    /// Seconds since the fetch started.
-    var elapsed: Double { Date().timeIntervalSince(self.started) }
-}
-
-/// Tells the caller's hook (``FetchOptions/events``) what one file's fetch does: its requests,
-/// the answers' deciding fields, its decisions in words (`-v`) and its warnings.
-///
-/// A value: a segmented phase's helper threads report through their own copy.
-struct Reporter: Sendable {
-    /// The destination the events name.
-    let path: String
-    let events: (@Sendable (FetchEvent) -> Void)?
-
-    /// Whether anyone listens (a request line is only worth building then).
-    var isListening: Bool { self.events != nil }
-
-    func report(_ event: FetchEvent) { self.events?(event) }
-
-    /// Reports a decision in words (``FetchEvent/decision(path:message:)``, `-v`).
-    func decide(_ message: String) { self.report(.decision(path: self.path, message: message)) }
-
-    /// Reports a problem that does not fail the download (``FetchEvent/warning(path:message:)``).
-    func warn(_ message: String) { self.report(.warning(path: self.path, message: message)) }
-}
-
-/// The requests of one file on the download's own handle: until the file made one, `--fail-fast`
-/// or an interrupt stops it as not started (``FetchResult/Status/skipped``); a `HEAD` probe is
-/// asked once per mirror.
-final class FileRequests {
-    var requester: Requester
-    let easy: EasyHandle
-    /// Whether a request of this file reached libcurl.
-    private(set) var madeRequest = false
-    /// Why the file was not started, once it stopped for that.
-    private(set) var notStartedBecause: (cause: PinFetchError.Code, reason: String)?
-    /// What each mirror's `HEAD` said (a ``Probe`` when usable) and its final head, by mirror.
-    private var probes: [Int: (probe: Probe?, head: ResponseHead?)] = [:]
-
-    init(requester: Requester, easy: EasyHandle) {
-        self.requester = requester
-        self.easy = easy
-    }
-
-    /// Stops a file that made no request yet, for `stop` (``TransferControl/notStarting``).
-    func notStarted(_ stop: (cause: PinFetchError.Code, reason: String)) -> PinFetchError {
-        self.notStartedBecause = stop
-        return PinFetchError(stop.cause, "\(self.requester.reporter.path): not started: \(stop.reason)")
-    }
-
-    /// Throws when the file has made no request and must not make one.
-    func checkStarting() throws(PinFetchError) {
-        if !self.madeRequest, let stop = self.requester.control.notStarting { throw self.notStarted(stop) }
-    }
-
-    /// One request to mirror `mirror` (``Requester/perform(_:headers:delegate:mirror:on:freshConnection:opensFile:ownConnection:)``).
-    func send(
-        _ method: TransferRequest.Method,
-        headers: [String],
-        delegate: TransferDelegate,
-        mirror: Int,
-        freshConnection: Bool = false
-    ) throws(PinFetchError) -> TransferOutcome {
-        try self.checkStarting()
-        let outcome = try self.requester.perform(
-            method,
-            headers: headers,
-            delegate: delegate,
-            mirror: mirror,
-            on: self.easy,
-            freshConnection: freshConnection,
-            opensFile: !self.madeRequest
-        )
-        if outcome.category == .notStarted {
-            throw self.notStarted(self.requester.control.notStarting ?? (.cancelled, "the run was interrupted"))
-        }
-        self.madeRequest = true
-        return outcome
-    }
-
-    /// `HEAD` of mirror `mirror` (advisory): `nil` unless a `2xx` without a content coding came
-    /// back. The first call asks; later calls on the same mirror return what it learned.
-    func probe(_ mirror: Int) -> Probe? {
-        self.probeAnswer(mirror).probe
-    }
-
-    /// The final head of mirror `mirror`'s `HEAD`, whatever its status (``probe(_:)``).
-    func probeAnswer(_ mirror: Int) -> (probe: Probe?, head: ResponseHead?) {
-        if let known = self.probes[mirror] { return known }
-        let delegate = TransferDelegate()
-        let headers = ["Accept-Encoding: identity"] + self.requester.options.headers
-        let outcome = try? self.send(.head, headers: headers, delegate: delegate, mirror: mirror)
-        var probe: Probe?
-        if let outcome, outcome.category == .ok, let head = delegate.head, (200..<300).contains(head.status),
-            !head.hasContentCoding
-        {
-            probe = Probe(length: head.contentLength, validator: head.validator)
-        }
-        self.probes[mirror] = (probe, delegate.head)
-        return (probe, delegate.head)
     }
 }

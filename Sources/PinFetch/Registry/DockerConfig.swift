@@ -24,6 +24,11 @@ struct DockerConfig {
     /// Set when the file is there but is no config docker would read.
     private let unreadable: Bool
 
+    /// Docker Hub's key in `auths` and `credHelpers`, and what its helpers are asked with.
+    static let dockerHubKey = "https://index.docker.io/v1/"
+    /// Docker Hub's names: its API's host first (``OCILocation`` asks it for the others).
+    static let dockerHubHosts = ["registry-1.docker.io", "docker.io", "index.docker.io"]
+
     /// Seconds a `docker-credential-NAME` helper may run.
     static let helperTimeout = 30.0
 
@@ -39,7 +44,8 @@ struct DockerConfig {
     }
 
     /// `user:password` for `registry` (`host[:port]`), or `nil` when the config has none. The
-    /// `auths` key may be the host or a URL of it (`https://index.docker.io/v1/`).
+    /// `auths` key may be the host or a URL of it; Docker Hub's (any of ``dockerHubHosts``) is
+    /// ``dockerHubKey``, as `docker login` writes it, and its helper is asked with that.
     /// - Throws: ``PinFetchError/Code/authentication`` when its helper fails or answers garbage,
     ///   the file is no JSON config, or the registry's `auth` is not base64 of `user:password`.
     func credentials(for registry: String, isCancelled: () -> Bool) throws(PinFetchError) -> String? {
@@ -47,13 +53,19 @@ struct DockerConfig {
             if self.unreadable { throw PinFetchError(.authentication, "\(self.path) is no JSON docker config") }
             return nil
         }
-        if let helper = file.credHelpers?[registry] ?? file.credsStore {
-            return try Self.ask(helper, registry: registry, isCancelled: isCancelled)
+        // Docker Hub is kept under its old index's URL, whichever of its names is asked.
+        let hub = Self.dockerHubHosts.contains(registry)
+        let helperEntry = hub ? Self.dockerHubHosts.compactMap { file.credHelpers?[$0] }.first : nil
+        if let helper = file.credHelpers?[registry] ?? (hub ? file.credHelpers?[Self.dockerHubKey] : nil)
+            ?? helperEntry ?? file.credsStore
+        {
+            return try Self.ask(helper, registry: hub ? Self.dockerHubKey : registry, isCancelled: isCancelled)
         }
         let entry = file.auths?.first { key, _ in
             var host = Substring(key)
             if let scheme = host.firstRange(of: "://") { host = host[scheme.upperBound...] }
-            return host.prefix { $0 != "/" }.lowercased() == registry
+            let named = host.prefix { $0 != "/" }.lowercased()
+            return named == registry || (hub && Self.dockerHubHosts.contains(named))
         }
         guard let encoded = entry?.value.auth else { return nil }
         guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),

@@ -17,7 +17,8 @@ package struct OCILocation: Hashable, Sendable {
         case tag(String)
     }
 
-    /// `host[:port]`, lower-cased.
+    /// `host[:port]`, lower-cased; Docker Hub's `docker.io` and `index.docker.io` are its API's
+    /// `registry-1.docker.io`.
     package let registry: String
     /// The repository's name: components of `a-z0-9` joined by `.`, `_`, `__` or `-`
     /// runs, separated by `/` (OCI Distribution Spec, "Pulling manifests").
@@ -120,8 +121,12 @@ package struct OCILocation: Hashable, Sendable {
                 "\(shown): '\(repository)' is no repository name (lower-case components separated by '/')"
             )
         }
-        self.registry = registry
-        self.repository = String(repository)
+        // Docker Hub's API is registry-1.docker.io, its official images under `library/` (as docker names them).
+        let hub = registry == "docker.io" || registry == "index.docker.io"
+        self.registry = hub ? "registry-1.docker.io" : registry
+        self.repository =
+            (hub || registry == "registry-1.docker.io") && !repository.contains("/")
+            ? "library/" + repository : String(repository)
         self.reference = reference
         if case .tag = reference { self.isManifest = true } else { self.isManifest = false }
     }

@@ -10,7 +10,8 @@ import Synchronization
 ///   `scope=repository:REPOSITORY:pull`, asked anonymously or with the credentials (GHCR and
 ///   Docker Hub give anonymous tokens for public images), sent as `Bearer`.
 ///
-/// The credentials are `--user`'s, else docker's (``DockerConfig``). They and the token go to
+/// The credentials are `--user`'s, else docker's (``DockerConfig``), else for a realm the netrc
+/// file's entry for the realm's host (as for any host). They and the token go to
 /// the registry's origin (and the credentials to its realm, which must be `https` unless on a
 /// loopback address), never to the storage a blob's redirect leads to. Shared by the copies of
 /// one ``FetchOptions``.
@@ -116,9 +117,11 @@ package final class RegistryAuthorization: Sendable {
             throw PinFetchError(.authentication, "\(name) answered 401 without a Bearer or Basic challenge")
         }
         guard let credentials = try credentials() else {
+            // A netrc file's entry for the registry's host is sent by libcurl with each request.
+            if transport.netrc != nil || transport.netrcFile != nil { return Known(header: nil, expires: nil) }
             throw PinFetchError(
                 .authentication,
-                "\(name) asks for credentials: give --user, or log in with docker (\(Self.configShown))"
+                "\(name) asks for credentials: give --user, log in with docker (\(Self.configShown)), or --netrc"
             )
         }
         return Known(header: "Authorization: Basic \(Data(credentials.utf8).base64EncodedString())", expires: nil)
@@ -153,10 +156,21 @@ package final class RegistryAuthorization: Sendable {
         let url =
             realmURL.wireText + separator + query.map { "\($0.0)=\(Text.percentEncoded($0.1))" }.joined(separator: "&")
         let basic = credentials.map { "Authorization: Basic \(Data($0.utf8).base64EncodedString())" }
-        let answer = try Self.get(url, on: easy, transport, isCancelled, name: "\(name)'s token realm", header: basic)
+        // Without credentials, the netrc file's entry for the realm's host, if any (its own host).
+        let answer = try Self.get(
+            url,
+            on: easy,
+            transport,
+            isCancelled,
+            name: "\(name)'s token realm",
+            header: basic,
+            netrc: basic == nil
+        )
         guard answer.status == 200 else {
             let how =
-                credentials == nil ? "anonymously (give --user, or log in with docker)" : "with the credentials given"
+                credentials == nil
+                ? "anonymously (give --user, log in with docker, or a netrc entry for \(realmURL.host))"
+                : "with the credentials given"
             throw PinFetchError(
                 .authentication,
                 "\(name)'s token realm refused a token for \(blob.repository) \(how): HTTP \(answer.status)"
@@ -178,7 +192,8 @@ package final class RegistryAuthorization: Sendable {
         _ transport: TransportSettings,
         _ isCancelled: @escaping () -> Bool,
         name: String,
-        header: String? = nil
+        header: String? = nil,
+        netrc: Bool = false
     ) throws(PinFetchError) -> (status: Int, body: [UInt8], challenge: String?) {
         var request = TransferRequest(
             url: url,
@@ -188,6 +203,7 @@ package final class RegistryAuthorization: Sendable {
             stallTimeout: Self.timeout
         )
         request.transport = transport
+        request.netrc = netrc
         request.timeout = Self.timeout
         let answer = BoundedAnswer(limit: Self.answerLimit, isCancelled: isCancelled)
         let outcome = try easy.perform(request, delegate: answer)

@@ -177,6 +177,16 @@ import Testing
                 let output = try await Self.run(["-o", "\(work)/file", "\(base):escaping"], in: work)
                 #expect(RegistryBlobTests.status(output) == 2, "\(output.transcript)")
                 #expect(output.standardError.contains("give -P DIR, not -o"), "\(output.standardError)")
+                // A tag among mirrors, or on a manifest's line, is refused before any request.
+                let mirrors = try await Self.run(
+                    ["-o", "\(work)/f", "http://127.0.0.1:9/f", "\(base):escaping"],
+                    in: work
+                )
+                #expect(RegistryBlobTests.status(mirrors) == 2, "\(mirrors.transcript)")
+                try "\(base):escaping out.bin\n".write(toFile: "\(work)/list", atomically: true, encoding: .utf8)
+                let listed = try await Self.run(["-i", "\(work)/list", "-P", "\(work)/out"], in: work)
+                #expect(RegistryBlobTests.status(listed) == 2, "\(listed.transcript)")
+                #expect(listed.standardError.contains("list:1:") && listed.standardError.contains("names an artifact"))
                 let missing = try await Self.run(["-P", "\(work)/out", "\(base):nope"], in: work)
                 #expect(RegistryBlobTests.status(missing) == 8, "\(missing.transcript)")
                 #expect(!FileManager.default.fileExists(atPath: "\(work)/out"))

@@ -55,6 +55,16 @@ import Testing
                 #expect(same)
                 #expect(user.standardOutput.contains(#""url":"\#(url)""#), "\(user.standardOutput)")
 
+                // A netrc entry for the registry's host.
+                try "machine 127.0.0.1 login \(DockerRegistry.user) password \(DockerRegistry.password)\n"
+                    .write(toFile: "\(work)/netrc", atomically: true, encoding: .utf8)
+                let netrc = try await Self.pinfetch(
+                    ["--netrc-file", "\(work)/netrc", "-o", "\(work)/by-netrc", url],
+                    in: work
+                )
+                #expect(Self.status(netrc) == 0, "\(netrc.transcript)")
+                #expect(contents("\(work)/by-netrc")?.count == Self.body.count)
+
                 // docker login's config: auths.
                 let auth = Data("\(DockerRegistry.user):\(DockerRegistry.password)".utf8).base64EncodedString()
                 try FileManager.default.createDirectory(atPath: "\(work)/.docker", withIntermediateDirectories: true)
@@ -162,7 +172,7 @@ import Testing
                 try await withTemporaryDirectory { work in
                     let run = try await Self.pinfetch(
                         [
-                            "-u", "bot:pw", "-o", "\(work)/model",
+                            "-u", "bot:pw", "-v", "-o", "\(work)/model",
                             "oci://127.0.0.1:\(registry.port)/team/model@sha256:\(hex)",
                         ],
                         in: work
@@ -170,6 +180,11 @@ import Testing
                     #expect(Self.status(run) == 0, "\(run.transcript)")
                     let same = contents("\(work)/model") == Self.body
                     #expect(same)
+                    // -v shows the token's scheme where it replaced --user's Basic, never its value.
+                    #expect(run.standardError.contains("Authorization: Bearer ***"), "\(run.standardError)")
+                    #expect(
+                        !run.standardError.contains("tok-123") && !run.standardError.contains("Authorization: Basic")
+                    )
                     let token = registry.requests.filter { $0.target.hasPrefix("/token?") }
                     #expect(token.count == 1, "\(registry.requests.map(\.target))")
                     #expect(
@@ -207,6 +222,11 @@ import Testing
         #expect(blob.manifest.pin == blob.pin && !blob.isManifest)
         let both = try OCILocation("oci://r.example/repo:v1@sha256:\(String(repeating: "cd", count: 32))")
         #expect(both.reference == .digest(String(repeating: "cd", count: 32)) && both.repository == "repo")
+        // Docker Hub by any of its names is its API's host; an official image is under library/.
+        let hub = try OCILocation("oci://docker.io/alpine:3.20")
+        #expect(hub.registry == "registry-1.docker.io" && hub.repository == "library/alpine")
+        #expect(try OCILocation("oci://index.docker.io/acme/tool:1").repository == "acme/tool")
+        #expect(try OCILocation("oci://ghcr.io/alpine:1").repository == "alpine")
         for refused in [
             "oci://r.example/repo", "oci://r.example/repo:-x",
             "oci://r.example/repo:\(String(repeating: "t", count: 129))",
@@ -224,5 +244,18 @@ import Testing
         #expect(challenges.map(\.scheme) == ["basic", "bearer"])
         #expect(challenges.last?.parameters["realm"] == "https://auth.example/token")
         #expect(challenges.last?.parameters["scope"] == "repository:a:pull")
+    }
+
+    @Test func `docker's config keeps Docker Hub under its old index's URL, for any of its names`() async throws {
+        try await withTemporaryDirectory { work in
+            let auth = Data("hubuser:hubpass".utf8).base64EncodedString()
+            try #"{"auths": {"https://index.docker.io/v1/": {"auth": "\#(auth)"}, "ghcr.io": {"auth": "\#(auth)"}}}"#
+                .write(toFile: "\(work)/config.json", atomically: true, encoding: .utf8)
+            let config = DockerConfig(environment: ["DOCKER_CONFIG": work])
+            for name in ["registry-1.docker.io", "docker.io", "index.docker.io", "ghcr.io"] {
+                #expect(try config.credentials(for: name) { false } == "hubuser:hubpass", "\(name)")
+            }
+            #expect(try config.credentials(for: "quay.io") { false } == nil)
+        }
     }
 }

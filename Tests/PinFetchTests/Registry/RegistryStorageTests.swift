@@ -46,10 +46,19 @@ import Testing
                         logs: "\(work)/first",
                         environment: ["HOME": work, "DOCKER_CONFIG": ""]
                     )
-                    try await ProcessTests.waitUntil("a partial of 600 KB", first) {
-                        (try? FileManager.default.attributesOfItem(atPath: destination + ".part")[.size] as? Int)
-                            .map { $0 >= 600_000 } ?? false
+                    // The partial is written a MiB at a time: wait for the storage to have sent
+                    // more, then for the bytes on disk.
+                    var seen: [String] = []
+                    let deadline = ContinuousClock.now + .seconds(40)
+                    while first.isRunning, ContinuousClock.now < deadline {
+                        var info = stat()
+                        if stat(destination + ".part", &info) == 0, info.st_size >= 600_000 { break }
+                        seen = (try? FileManager.default.contentsOfDirectory(atPath: work).sorted()) ?? []
+                        try await Task.sleep(for: .milliseconds(10))
                     }
+                    let running = first.isRunning
+                    let why = "no partial of 600 KB while it ran (storage sent \(storage.bodyBytesSent) bytes; \(seen))"
+                    try #require(running, "\(why):\n\(first.transcript)")
                     try await Task.sleep(for: .milliseconds(300))  // a checkpoint of what came
                     first.signal(SIGKILL)
                     _ = try await first.wait(timeout: .seconds(20))

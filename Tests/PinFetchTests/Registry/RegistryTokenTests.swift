@@ -20,7 +20,8 @@ import Testing
         }
     }
 
-    @Test func `a registry with token authentication lets a blob in with its realm's token, asked with --user`()
+    @Test
+    func `a registry with token authentication lets a blob in with its realm's token, asked with --user or netrc`()
         async throws
     {
         try await withTemporaryDirectory { keys in
@@ -43,8 +44,18 @@ import Testing
                         #expect(RegistryBlobTests.status(run) == 0, "\(run.transcript)")
                         let same = contents("\(work)/blob") == RegistryBlobTests.body
                         #expect(same)
+                        // A netrc entry for the realm's host is its credentials too.
+                        try "machine 127.0.0.1 login \(DockerRegistry.user) password \(DockerRegistry.password)\n"
+                            .write(toFile: "\(work)/netrc", atomically: true, encoding: .utf8)
+                        let netrc = try await RegistryBlobTests.pinfetch(
+                            ["--netrc-file", "\(work)/netrc", "-o", "\(work)/by-netrc", url],
+                            in: work
+                        )
+                        #expect(RegistryBlobTests.status(netrc) == 0, "\(netrc.transcript)")
+                        let netrcSame = contents("\(work)/by-netrc") == RegistryBlobTests.body
+                        #expect(netrcSame)
                         let asked = realm.requests.filter { $0.header("Authorization") == Self.basic }
-                        #expect(asked.count == 1, "\(realm.requests.map(\.target))")
+                        #expect(asked.count == 2, "\(realm.requests.map(\.target))")
                         #expect(
                             asked.first?.target
                                 == "/token?service=\(RegistryTokens.service)&scope=repository%3Atools%2Fcli%3Apull"
